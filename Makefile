@@ -1,0 +1,47 @@
+# The README's two commands are `make lab` and `make test`; both set up the course first if needed.
+# Setup makes a virtual environment in .venv and installs pyproject.toml's packages into it; it runs
+# again only when pyproject.toml changes, so a second `make` is a no-op.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+LAB_ARGS ?=
+# JupyterLab refuses to start as root unless told; containers and CI often run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: setup lab test lint format bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+		{ echo "Python >= 3.10 is needed; $(PYTHON) is $$($(PYTHON) --version)."; exit 1; }
+	@test -x $(BIN)/python || { echo "==> Creating a virtual environment in $(VENV)/"; $(PYTHON) -m venv $(VENV); }
+	@echo "==> Installing the course and its tools into $(VENV)/ (torch 2.13.0 CPU, JupyterLab, ipympl,"
+	@echo "    transformers for the agreement tests, ...). A few minutes the first time; log: $(VENV)/install.log"
+	@$(BIN)/python -m pip install --disable-pip-version-check -e ".[test]" > $(VENV)/install.log 2>&1 || \
+		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
+	@$(BIN)/python -c 'import torch, posenc_lib; print("==> Ready: torch", torch.__version__, "| posenc_lib from", posenc_lib.__path__[0])'
+	@touch $(STAMP)
+
+lab: setup
+	@echo "==> Opening JupyterLab on the course (Ctrl-C twice to stop)"
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
+
+test: setup
+	@echo "==> ruff: lint and format"
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@echo "==> pytest: library tests, then every notebook under nbval"
+	$(BIN)/pytest
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: setup
+	$(BIN)/python benchmarks/bench_rope.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,40 @@
+"""posenc_lib: the positional encodings of the course, in one small library.
+
+Math lives in ``absolute``, ``attention``, ``relative``, ``alibi`` and ``rope``; they take and return
+torch tensors and never import a plotting library. Shapes use B batch, H heads, T positions,
+D model or head dims.
+"""
+
+from .absolute import (
+    LearnedPositionalEmbedding,
+    binary_encoding,
+    integer_encoding,
+    normalized_encoding,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
+)
+from .alibi import alibi_bias, alibi_slopes
+from .attention import causal_mask, self_attention
+from .relative import RelativePositionBias, t5_relative_position_bucket
+from .rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "ROPE_SCALING",
+    "RelativePositionBias",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
+    "binary_encoding",
+    "causal_mask",
+    "integer_encoding",
+    "normalized_encoding",
+    "rope_cos_sin",
+    "rope_inv_freq",
+    "self_attention",
+    "sinusoidal_encoding",
+    "sinusoidal_frequencies",
+    "sinusoidal_shift_matrix",
+    "t5_relative_position_bucket",
+]

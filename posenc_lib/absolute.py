@@ -1,0 +1,156 @@
+"""Absolute position encodings: one vector per position, added to the token embeddings.
+
+Shapes: T positions, D = d_model. Every table is (T, D), row t is the vector for position t
+(positions count from 0).
+
+The first three encodings are the naive ones a learner tries first (chapter 2); the sinusoidal
+encoding is Vaswani et al. 2017, "Attention Is All You Need", arXiv:1706.03762, section 3.5;
+the learned table is the one BERT (arXiv:1810.04805) and GPT-2 use.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from . import _validate as check
+
+
+def _positions(n_positions: int, device) -> torch.Tensor:
+    return torch.arange(n_positions, dtype=torch.float64, device=device)  # (T,)
+
+
+def integer_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -> torch.Tensor:
+    """Every column holds the position index itself: row t is (t, t, ..., t).
+
+    Unbounded: the values grow with T and soon dwarf token embeddings of size ~1.
+    Returns (T, D).
+    """
+    n = check.positive_int("n_positions", n_positions)
+    d = check.positive_int("d_model", d_model)
+    return _positions(n, device)[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
+
+
+def normalized_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -> torch.Tensor:
+    """Every column holds t / (n_positions - 1), so the table spans [0, 1] whatever T is.
+
+    Bounded, but a step of one token is worth 1 / (T - 1): it depends on the sequence length.
+    A single position (T = 1) is encoded as 0. Returns (T, D).
+    """
+    n = check.positive_int("n_positions", n_positions)
+    d = check.positive_int("d_model", d_model)
+    scaled = _positions(n, device) / max(n - 1, 1)  # (T,)
+    return scaled[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
+
+
+def binary_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -> torch.Tensor:
+    """Column j holds bit j of the position, least significant bit first, as 0.0 or 1.0.
+
+    Bounded and unique while T <= 2**D, but discrete: neighbours can differ in one bit or in many.
+    Returns (T, D).
+    """
+    n = check.positive_int("n_positions", n_positions)
+    d = check.positive_int("d_model", d_model)
+    if n > 2**d:
+        raise ValueError(
+            f"binary_encoding with d_model={d} has only 2**{d} = {2**d} distinct codes, but "
+            f"n_positions={n} positions were asked for; positions would share codes. "
+            f"Use d_model >= {(n - 1).bit_length()}."
+        )
+    t = torch.arange(n, dtype=torch.int64, device=device)  # (T,)
+    bits = torch.arange(min(d, 63), dtype=torch.int64, device=device)  # (min(D, 63),)
+    table = torch.zeros(
+        n, d, dtype=dtype, device=device
+    )  # (T, D); bits past 62 are 0 for T < 2**63
+    table[:, : bits.numel()] = ((t[:, None] >> bits[None, :]) & 1).to(dtype)
+    return table
+
+
+def sinusoidal_frequencies(d_model, base=10000.0, *, dtype=torch.float64, device=None):
+    """omega_i = base ** (-2i / D) for i = 0 .. D/2 - 1: the angular frequency of pair i.
+
+    Vaswani et al. 2017, section 3.5: wavelengths form a geometric progression from 2*pi to
+    2*pi * base ** ((D - 2) / D). Returns (D/2,).
+    """
+    d = check.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
+    b = check.positive_float("base", base, minimum=1.0)
+    i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (D/2,)
+    return (b ** (-i / d)).to(dtype)
+
+
+def sinusoidal_encoding(
+    n_positions, d_model, base=10000.0, *, dtype=torch.float32, device=None
+) -> torch.Tensor:
+    """PE[t, 2i] = sin(t * omega_i), PE[t, 2i+1] = cos(t * omega_i), omega_i = base ** (-2i/D).
+
+    Vaswani et al. 2017 (arXiv:1706.03762), section 3.5. The angles are computed in float64 and
+    the table is cast to ``dtype`` at the end, so large positions keep every float32 digit.
+    Returns (T, D).
+    """
+    n = check.positive_int("n_positions", n_positions)
+    omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
+    angles = _positions(n, device)[:, None] * omega[None, :]  # (T, D/2)
+    table = torch.stack((angles.sin(), angles.cos()), dim=-1)  # (T, D/2, 2)
+    return table.reshape(n, -1).to(dtype)  # (T, D): sin, cos, sin, cos, ...
+
+
+def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float32, device=None):
+    """The matrix M_k with PE_{t+k} = M_k @ PE_t for every t (column vectors).
+
+    M_k is block diagonal: one 2x2 rotation [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] per
+    (sin, cos) pair, by angle -k * w_i. It depends on the offset k only, never on t: this is why a
+    linear layer can learn to attend by relative position (Vaswani et al. 2017, section 3.5).
+    For a table with rows PE[t], use ``PE[t] @ M_k.T``. ``offset`` may be negative or fractional.
+    Returns (D, D).
+    """
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
+        raise ValueError(f"offset must be a number of positions, got {offset!r}.")
+    omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
+    c, s = (offset * omega).cos(), (offset * omega).sin()  # (D/2,) each
+    blocks = torch.stack((torch.stack((c, s), -1), torch.stack((-s, c), -1)), -2)  # (D/2, 2, 2)
+    return torch.block_diag(*blocks).to(dtype)  # (D, D)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trainable table with one row per position 0 .. max_len - 1 (BERT, GPT-2).
+
+    ``forward(positions)`` takes an int T (meaning positions 0 .. T-1) or a LongTensor of positions
+    of shape (..., T) and returns (..., T, D). Rows start as N(0, 0.02**2) noise, as in GPT-2.
+    A position >= max_len raises ValueError: the table has no row there, and nothing learned about
+    positions 0 .. max_len - 1 says what such a row should be.
+    """
+
+    def __init__(self, max_len, d_model, *, dtype=torch.float32, device=None):
+        super().__init__()
+        self.max_len = check.positive_int("max_len", max_len)
+        self.d_model = check.positive_int("d_model", d_model)
+        self.weight = nn.Parameter(
+            torch.empty(self.max_len, self.d_model, dtype=dtype, device=device)
+        )
+        nn.init.normal_(self.weight, mean=0.0, std=0.02)
+
+    def forward(self, positions) -> torch.Tensor:
+        asked = ""
+        if not isinstance(positions, torch.Tensor):
+            n = check.positive_int("positions (a sequence length)", positions)
+            positions = torch.arange(n, device=self.weight.device)  # (T,)
+            asked = f"a sequence of {n} tokens needs positions 0..{n - 1}, and "
+        if positions.dtype.is_floating_point or positions.dtype == torch.bool:
+            raise ValueError(
+                f"positions must be whole numbers (an integer tensor), got dtype {positions.dtype}."
+            )
+        if positions.numel() and int(positions.min()) < 0:
+            raise ValueError(f"positions must be >= 0, got {int(positions.min())}.")
+        if positions.numel() and int(positions.max()) >= self.max_len:
+            last = int(positions.max())
+            raise ValueError(
+                f"{asked}position {last} is past the end of this learned table, which has max_len="
+                f"{self.max_len} rows (positions 0..{self.max_len - 1}). A learned table only has "
+                "rows for the positions it was built and trained for, so it cannot extrapolate to "
+                "longer sequences: there is no row to look up. Build a longer table (and train it), "
+                "or use an encoding defined at every position (sinusoidal, ALiBi, RoPE)."
+            )
+        return self.weight[positions]  # (..., T, D)
+
+    def extra_repr(self) -> str:
+        return f"max_len={self.max_len}, d_model={self.d_model}"

@@ -1,0 +1,64 @@
+"""ALiBi: Attention with Linear Biases (Press, Smith and Lewis 2022, arXiv:2108.12409).
+
+No position vectors at all: each head h adds -m_h * (i - j) to the logit of query i and key j, a
+penalty growing linearly with distance. The slopes m_h are a geometric sequence (section 3):
+for H a power of two, m_h = 2 ** (-8 h / H), h = 1 .. H.
+
+Shapes: H heads, T_q queries, T_k keys.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import _validate as check
+
+
+def _geometric_slopes(n: int) -> list[float]:
+    """2 ** (-8 h / n) for h = 1 .. n (n a power of two)."""
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor:
+    """The slope of each head: m_h = 2 ** (-8 h / H) when H is a power of two.
+
+    For other H (Press et al. 2022, section 3 and their code; BLOOM's ``build_alibi_tensor`` does
+    the same): take the H' slopes of the largest power of two H' < H, then fill the remaining
+    H - H' heads with every other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H')),
+    which interleave between the first set. Returns (H,).
+    """
+    n = check.positive_int("num_heads", num_heads, "ALiBi needs at least one head.")
+    low = 2 ** int(math.floor(math.log2(n)))  # largest power of two <= H
+    slopes = _geometric_slopes(low) + _geometric_slopes(2 * low)[0::2][: n - low]
+    return torch.tensor(slopes, dtype=torch.float64, device=device).to(dtype)  # (H,)
+
+
+def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32, device=None):
+    """The bias -m_h * (i - j) added to the logits of query i and key j in head h.
+
+    Queries are the last ``q_len`` of the ``k_len`` positions (q_len == k_len without a cache),
+    so query row r sits at position i = r + k_len - q_len.
+    causal=True: -m_h * (i - j) for keys j <= i, and -inf for keys after the query.
+    causal=False: -m_h * |i - j| (the symmetric form for encoders).
+    Press et al. 2022, eq. in section 3: softmax(q_i K^T + m * [-(i-1), ..., -1, 0]).
+    Returns (H, T_q, T_k).
+    """
+    q = check.positive_int("q_len", q_len)
+    k = q if k_len is None else check.positive_int("k_len", k_len)
+    if k < q:
+        raise ValueError(
+            f"k_len={k} is shorter than q_len={q}; the queries are the last q_len of the k_len "
+            "positions, so k_len must be at least q_len."
+        )
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal must be True or False, got {causal!r}.")
+    slopes = alibi_slopes(num_heads, dtype=torch.float64, device=device)  # (H,)
+    query_pos = torch.arange(k - q, k, dtype=torch.float64, device=device)[:, None]  # (T_q, 1)
+    key_pos = torch.arange(k, dtype=torch.float64, device=device)[None, :]  # (1, T_k)
+    distance = query_pos - key_pos  # (T_q, T_k): i - j, > 0 for keys in the past
+    bias = -slopes[:, None, None] * (distance if causal else distance.abs())  # (H, T_q, T_k)
+    if causal:
+        bias = bias.masked_fill(distance < 0, float("-inf"))
+    return (bias + 0.0).to(dtype)  # + 0.0 turns the diagonal's -0.0 into 0.0

@@ -1,0 +1,70 @@
+"""Single-head scaled dot-product self-attention, with an optional additive position bias.
+
+Vaswani et al. 2017 (arXiv:1706.03762), eq. (1):  Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
+Relative methods (T5, ALiBi) add a bias B to the logits before the softmax:
+softmax(Q K^T / sqrt(d_k) + B) V.
+
+Shapes: B batch (optional, any number of leading dims), T positions, D input dims, d_k / d_v the
+projection sizes, H heads of a bias.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import _validate as check
+
+
+def causal_mask(n_positions, *, device=None) -> torch.Tensor:
+    """True where key j lies after query i (j > i): the entries a causal model must not see. (T, T)."""
+    n = check.positive_int("n_positions", n_positions)
+    return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
+
+
+def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
+    """Self-attention of ``x`` with projections ``w_q``, ``w_k``, ``w_v`` and an optional bias.
+
+    x: (..., T, D). w_q, w_k: (D, d_k). w_v: (D, d_v).
+    bias: None, (T, T), or (H, T, T), added to the logits. An (H, T, T) bias gives one attention
+    map per head over the same projections, and adds a head dimension to the outputs.
+    causal: if True, query i only sees keys j <= i.
+
+    Returns (out, weights): out (..., T, d_v) and weights (..., T, T); with an (H, T, T) bias,
+    (..., H, T, d_v) and (..., H, T, T). Rows of ``weights`` sum to 1.
+    """
+    check.tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
+    n_pos, d_in = x.shape[-2], x.shape[-1]
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        check.tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
+        if w.shape[0] != d_in:
+            raise ValueError(
+                f"{name} has shape {tuple(w.shape)}, but x has D={d_in} features per position; "
+                f"{name} must have {d_in} rows."
+            )
+    if w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(
+            f"w_q gives queries of size {w_q.shape[1]} but w_k gives keys of size {w_k.shape[1]}; "
+            "a query and a key must have the same size to take their dot product."
+        )
+    if bias is not None:
+        check.tensor(
+            "bias", bias, min_rank=2, max_rank=3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)"
+        )
+        if tuple(bias.shape[-2:]) != (n_pos, n_pos):
+            raise ValueError(
+                f"bias has shape {tuple(bias.shape)}, but x has T={n_pos} positions; the bias must "
+                f"end in ({n_pos}, {n_pos}): one entry per (query, key) pair."
+            )
+
+    q, k, v = x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
+    logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T, T)
+    if bias is not None and bias.dim() == 3:
+        logits, v = logits.unsqueeze(-3), v.unsqueeze(-3)  # (..., 1, T, T), (..., 1, T, d_v)
+    if bias is not None:
+        logits = logits + bias  # (..., T, T) or (..., H, T, T)
+    if causal:
+        logits = logits.masked_fill(causal_mask(n_pos, device=x.device), float("-inf"))
+    weights = torch.softmax(logits, dim=-1)  # (..., [H,] T, T)
+    return weights @ v, weights  # (..., [H,] T, d_v), (..., [H,] T, T)

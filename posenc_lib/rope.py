@@ -1,0 +1,312 @@
+"""RoPE: rotary position embedding (Su et al. 2021, "RoFormer", arXiv:2104.09864), and its scalings.
+
+Each pair of a query's (or key's) dims is a 2-D vector, rotated by the angle m * theta_i for the
+query's position m (RoFormer eq. 34: theta_i = base ** (-2i / D)). Then
+<R_m q, R_n k> = <q, R_{n-m} k>: the score depends on positions only through n - m.
+
+Two layouts of the pairs exist in the wild (``style``):
+- ``"half"``: dim i pairs with dim i + D/2 (Llama, GPT-NeoX, Qwen, Mistral: ``rotate_half``);
+- ``"interleaved"``: dim 2i pairs with dim 2i + 1 (RoFormer, GPT-J: ``rotate_every_two``).
+They are the same rotation up to a fixed permutation of the dims.
+
+Scalings stretch the frequencies so a model trained on L positions copes with longer inputs; each
+is one function in the ``ROPE_SCALING`` registry, named as in transformers' ``rope_type``.
+
+Shapes: B batch, H heads, T positions, D = head_dim.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from . import _validate as check
+
+STYLES = ("half", "interleaved")
+
+
+def _default_inv_freq(head_dim: int, base: float, dtype) -> torch.Tensor:
+    """theta_i = base ** (-2i / D), i = 0 .. D/2 - 1. RoFormer eq. (34). (D/2,)
+
+    Computed in ``dtype`` with the same operations as transformers, so that float32 frequencies
+    agree to the last bit: at position 8000 one ulp of theta is already 5e-4 radians of angle.
+    """
+    return 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)
+
+
+def _default(head_dim, base, params, seq_len, dtype):
+    """No scaling: the frequencies the model was trained with."""
+    return _default_inv_freq(head_dim, base, dtype), 1.0
+
+
+def _linear(head_dim, base, params, seq_len, dtype):
+    """Position Interpolation (Chen et al. 2023, arXiv:2306.15595, eq. 4): positions m -> m / s.
+
+    Dividing every position by the factor s is the same as dividing every frequency by s.
+    """
+    return _default_inv_freq(head_dim, base, dtype) / params["factor"], 1.0
+
+
+def _ntk(head_dim, base, params, seq_len, dtype):
+    """Static NTK-aware scaling (bloc97, 2023; YaRN paper arXiv:2309.00071, section 3.1).
+
+    Raise the base to base * s ** (D / (D - 2)): the highest frequency is unchanged and the lowest
+    is divided by exactly s, so high frequencies extrapolate and low ones interpolate.
+    """
+    d = head_dim
+    return _default_inv_freq(d, base * params["factor"] ** (d / (d - 2)), dtype), 1.0
+
+
+def _dynamic(head_dim, base, params, seq_len, dtype):
+    """Dynamic NTK (emozilla, 2023; YaRN paper section 3.3), in transformers' form.
+
+    For the current length L' = max(seq_len, L): base' = base * (s L' / L - (s - 1)) ** (D / (D - 2)).
+    Inside the original context (L' <= L) this is the default RoPE.
+    """
+    original = params["original_max_position_embeddings"]
+    length = original if seq_len is None else max(seq_len, original)
+    stretch = params["factor"] * length / original - (params["factor"] - 1)
+    return _default_inv_freq(head_dim, base * stretch ** (head_dim / (head_dim - 2)), dtype), 1.0
+
+
+def _yarn_attention_scaling(params) -> float:
+    """YaRN's temperature, sqrt(1/t) = 0.1 ln(s) + 1 (YaRN paper, section 3.4)."""
+    if params.get("attention_factor") is not None:
+        return float(params["attention_factor"])
+
+    def mscale(scale, m=1.0):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    s, m, m_all = params["factor"], params.get("mscale"), params.get("mscale_all_dim")
+    return mscale(s, m) / mscale(s, m_all) if m and m_all else mscale(s)
+
+
+def _yarn(head_dim, base, params, seq_len, dtype):
+    """YaRN (Peng et al. 2023, arXiv:2309.00071, section 3.4): NTK-by-parts plus a temperature.
+
+    Pair i makes r_i = L * theta_i / (2 pi) turns over the original context L. Pairs with
+    r_i > beta_fast keep their frequency (extrapolate), pairs with r_i < beta_slow are divided by
+    s (interpolate), and a linear ramp in the pair index blends the two in between (section 3.2).
+    The ramp ends are found in pair-index space and rounded outwards when ``truncate``, as in
+    transformers.
+    """
+    s, original = params["factor"], params["original_max_position_embeddings"]
+    beta_fast, beta_slow = params.get("beta_fast") or 32.0, params.get("beta_slow") or 1.0
+
+    def pair_index_of(turns):  # solve L * base ** (-2i/D) / (2 pi) = turns for i
+        return head_dim * math.log(original / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = pair_index_of(beta_fast), pair_index_of(beta_slow)
+    if params.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, head_dim - 1)
+    if low == high:
+        high += 0.001  # a step instead of a ramp, without dividing by zero
+    pair = torch.arange(head_dim // 2, dtype=dtype)  # (D/2,)
+    keep = 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 1 = extrapolate, 0 = divide by s
+    wavelength_ladder = base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)  # (D/2,)
+    interpolated, extrapolated = 1.0 / (s * wavelength_ladder), 1.0 / wavelength_ladder
+    inv_freq = interpolated * (1 - keep) + extrapolated * keep
+    return inv_freq, _yarn_attention_scaling(params)
+
+
+def _llama3(head_dim, base, params, seq_len, dtype):
+    """Llama 3.1's scaling (Meta, 2024; "The Llama 3 Herd of Models", arXiv:2407.21783).
+
+    Wavelengths shorter than L / high_freq_factor are kept, longer than L / low_freq_factor are
+    divided by s, and in between the frequency is blended by r = L / wavelength:
+    ((1 - g) / s + g) * theta with g = (r - low_freq_factor) / (high_freq_factor - low_freq_factor).
+    """
+    s, original = params["factor"], params["original_max_position_embeddings"]
+    low_f, high_f = params["low_freq_factor"], params["high_freq_factor"]
+    inv_freq = _default_inv_freq(head_dim, base, dtype)  # (D/2,)
+    wavelength = 2 * math.pi / inv_freq  # (D/2,)
+    blend = ((original / wavelength - low_f) / (high_f - low_f)).clamp(0.0, 1.0)  # 0 long, 1 short
+    return (1 - blend) * inv_freq / s + blend * inv_freq, 1.0
+
+
+# rope_type -> (function, required keys, optional keys). A new scaling is one function and one line.
+ROPE_SCALING: dict[str, tuple[Callable, frozenset, frozenset]] = {
+    "default": (_default, frozenset(), frozenset()),
+    "linear": (_linear, frozenset({"factor"}), frozenset()),
+    "ntk": (_ntk, frozenset({"factor"}), frozenset()),
+    "dynamic": (_dynamic, frozenset({"factor", "original_max_position_embeddings"}), frozenset()),
+    "yarn": (
+        _yarn,
+        frozenset({"factor", "original_max_position_embeddings"}),
+        frozenset(
+            {"beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"}
+        ),
+    ),
+    "llama3": (
+        _llama3,
+        frozenset(
+            {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}
+        ),
+        frozenset(),
+    ),
+}
+
+
+def _checked_scaling(scaling) -> tuple[str, dict]:
+    if scaling is None:
+        return "default", {}
+    if not isinstance(scaling, dict):
+        raise ValueError(
+            f"scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, got {scaling!r}."
+        )
+    rope_type = check.choice("scaling['rope_type']", scaling.get("rope_type"), tuple(ROPE_SCALING))
+    _, required, optional = ROPE_SCALING[rope_type]
+    given = set(scaling) - {"rope_type"}
+    if missing := sorted(required - given):
+        raise ValueError(f"rope_type {rope_type!r} needs the keys {missing}; got {sorted(given)}.")
+    if unknown := sorted(given - required - optional):
+        allowed = sorted(required | optional)
+        raise ValueError(
+            f"rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed}."
+        )
+    params = dict(scaling)
+    if "factor" in params:
+        params["factor"] = check.positive_float(
+            "scaling['factor']", params["factor"], 1.0, inclusive=True
+        )
+    if "original_max_position_embeddings" in params:
+        params["original_max_position_embeddings"] = check.positive_int(
+            "scaling['original_max_position_embeddings']",
+            params["original_max_position_embeddings"],
+        )
+    if rope_type == "llama3" and not 0 < params["low_freq_factor"] < params["high_freq_factor"]:
+        raise ValueError(
+            "llama3 scaling needs 0 < low_freq_factor < high_freq_factor, got "
+            f"{params['low_freq_factor']} and {params['high_freq_factor']}."
+        )
+    return rope_type, params
+
+
+def rope_inv_freq(
+    head_dim, base=10000.0, scaling=None, seq_len=None, *, dtype=torch.float32, device=None
+):
+    """The rotation frequencies theta_i of each pair, and the factor to scale cos and sin by.
+
+    head_dim: D, even. base: the RoPE base (``rope_theta``). scaling: None, or a dict in
+    transformers' ``rope_parameters`` form with a ``rope_type`` from ``ROPE_SCALING`` and the keys
+    that method needs. seq_len: the current length, used by ``"dynamic"`` only.
+    Computed in ``dtype``; for the default and for linear, dynamic, yarn and llama3 the values
+    equal transformers' (``ROPE_INIT_FUNCTIONS``) for the same parameters.
+    Returns (inv_freq (D/2,), attention_scaling float).
+    """
+    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    if d < 4:
+        raise ValueError(f"head_dim must be at least 4 for RoPE's frequency ladder, got {d}.")
+    b = check.positive_float("base", base, minimum=1.0)
+    if seq_len is not None:
+        seq_len = check.positive_int("seq_len", seq_len)
+    rope_type, params = _checked_scaling(scaling)
+    inv_freq, attention_scaling = ROPE_SCALING[rope_type][0](d, b, params, seq_len, dtype)
+    return inv_freq.to(device=device), float(attention_scaling)
+
+
+def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
+    """cos(m theta_i) and sin(m theta_i) for every position m, laid out for ``style``.
+
+    positions: an int T (meaning 0 .. T-1) or a tensor (..., T); fractional positions are allowed.
+    inv_freq: (D/2,) from ``rope_inv_freq``. The angles are computed in inv_freq's dtype (float32
+    by default, as in transformers' Llama). ``"half"`` repeats the frequencies as [theta, theta];
+    ``"interleaved"`` as [theta_0, theta_0, theta_1, theta_1, ...].
+    Returns (cos, sin), each (..., T, D), already multiplied by attention_scaling.
+    """
+    check.tensor("inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+    check.choice("style", style, STYLES)
+    scale = check.positive_float("attention_scaling", attention_scaling)
+    if not isinstance(positions, torch.Tensor):
+        n = check.positive_int("positions (a sequence length)", positions)
+        positions = torch.arange(n, device=inv_freq.device)
+    check.tensor("positions", positions, min_rank=1, shape_hint="(..., T)")
+    angles = positions[..., None].to(inv_freq.dtype) * inv_freq  # (..., T, D/2)
+    if style == "half":
+        angles = torch.cat((angles, angles), dim=-1)  # (..., T, D)
+    else:
+        angles = angles.repeat_interleave(2, dim=-1)  # (..., T, D)
+    return angles.cos() * scale, angles.sin() * scale
+
+
+def _pair_halves(t: torch.Tensor, style: str):
+    """The first and second member of every pair, as views of ``t`` (..., D) -> two (..., D/2)."""
+    if style == "half":
+        half = t.shape[-1] // 2
+        return t[..., :half], t[..., half:]
+    return t[..., 0::2], t[..., 1::2]
+
+
+def _rotate(x, cos, sin, style):
+    """(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) for every pair, written once into a new tensor.
+
+    Four fused passes over half-size views instead of transformers' five full-size temporaries.
+    """
+    out = torch.empty_like(x, memory_format=torch.contiguous_format)  # (..., T, D)
+    x1, x2 = _pair_halves(x, style)
+    out1, out2 = _pair_halves(out, style)
+    c, s = _pair_halves(cos, style)[0], _pair_halves(sin, style)[0]  # (..., T, D/2)
+    torch.mul(x1, c, out=out1)
+    out1.addcmul_(x2, s, value=-1.0)
+    torch.mul(x2, c, out=out2)
+    out2.addcmul_(x1, s)
+    return out
+
+
+class _Rotation(torch.autograd.Function):
+    """y = R x per pair. R is orthogonal up to the scale, so the gradient is R^T g: sin negated."""
+
+    @staticmethod
+    def forward(ctx, x, cos, sin, style):
+        ctx.save_for_backward(cos, sin)
+        ctx.style = style
+        return _rotate(x, cos, sin, style)
+
+    @staticmethod
+    def backward(ctx, grad):
+        cos, sin = ctx.saved_tensors
+        return _rotate(grad.contiguous(), cos, -sin, ctx.style), None, None, None
+
+
+def apply_rope(x, cos, sin, style="half"):
+    """Rotate every pair of dims of ``x`` by its position's angle: RoFormer eq. (34).
+
+    x: (..., T, D), e.g. (B, H, T, D). cos, sin: (T, D) or any shape that broadcasts to x's, from
+    ``rope_cos_sin`` with the same ``style``. Equal to transformers' Llama ``apply_rotary_pos_emb``
+    (style="half") and GPT-J's (style="interleaved"). Differentiable in x (not in cos and sin).
+    Returns a tensor of x's shape and dtype.
+    """
+    check.choice("style", style, STYLES)
+    check.tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    check.tensor("cos", cos, min_rank=2, shape_hint="(T, head_dim)")
+    check.tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
+    if cos.shape != sin.shape:
+        raise ValueError(
+            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}."
+        )
+    check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    if cos.shape[-2:] != x.shape[-2:]:
+        raise ValueError(
+            f"cos and sin have shape {tuple(cos.shape)} but x has shape {tuple(x.shape)}; their last "
+            f"two dims must be (T, head_dim) = {tuple(x.shape[-2:])}: one angle per position and dim."
+        )
+    if torch.broadcast_shapes(x.shape, cos.shape) != x.shape:
+        raise ValueError(
+            f"cos of shape {tuple(cos.shape)} does not broadcast to x's shape {tuple(x.shape)}."
+        )
+    if cos.requires_grad or sin.requires_grad:
+        raise ValueError(
+            "apply_rope does not differentiate through cos and sin; pass them detached."
+        )
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    c1, c2 = _pair_halves(cos, style)
+    if not torch.equal(c1, c2):
+        other = STYLES[1 - STYLES.index(style)]
+        raise ValueError(
+            f"cos does not repeat each frequency over the two dims of a pair in the {style!r} layout; "
+            f"was it built with rope_cos_sin(..., style={other!r})? Use the same style for both."
+        )
+    return _Rotation.apply(x, cos, sin, style)

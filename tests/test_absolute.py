@@ -1,0 +1,158 @@
+"""Absolute encodings: values, the laws chapter 3 teaches, bad input, and agreement with GPT-J."""
+
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.testing import assert_close
+
+from posenc_lib import (
+    LearnedPositionalEmbedding,
+    binary_encoding,
+    integer_encoding,
+    normalized_encoding,
+    sinusoidal_encoding,
+    sinusoidal_frequencies,
+    sinusoidal_shift_matrix,
+)
+
+F64 = {"dtype": torch.float64}
+
+
+def test_integer_encoding_holds_the_index_in_every_column():
+    table = integer_encoding(5, 3)
+    assert table.shape == (5, 3) and table.dtype == torch.float32
+    assert table[:, 0].tolist() == [0, 1, 2, 3, 4]
+    assert torch.equal(table[:, 0:1].expand(5, 3), table)
+
+
+def test_normalized_encoding_spans_zero_to_one_whatever_the_length():
+    for n in (2, 5, 500):
+        table = normalized_encoding(n, 4)
+        assert table[0, 0] == 0 and table[-1, 0] == 1
+    assert normalized_encoding(5, 1)[1, 0] == pytest.approx(0.25)
+    assert normalized_encoding(1, 2).tolist() == [[0.0, 0.0]]
+
+
+def test_binary_encoding_is_bits_lsb_first():
+    table = binary_encoding(8, 4)
+    assert table[6].tolist() == [0, 1, 1, 0]  # 6 = 0b110
+    assert table[:, 3].sum() == 0
+    codes = {tuple(row) for row in binary_encoding(16, 4).tolist()}
+    assert len(codes) == 16
+    with pytest.raises(ValueError, match="distinct codes"):
+        binary_encoding(17, 4)
+
+
+def test_sinusoidal_matches_the_vaswani_formula():
+    n, d, base = 50, 16, 10000.0
+    table = sinusoidal_encoding(n, d, base, **F64)
+    for t in (0, 7, 49):
+        for i in range(d // 2):
+            angle = t / base ** (2 * i / d)
+            assert table[t, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-12)
+            assert table[t, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-12)
+    assert table[0, 0::2].abs().max() == 0 and torch.all(table[0, 1::2] == 1)
+
+
+def test_sinusoidal_wavelengths_run_from_2pi_to_2pi_base_to_the_d_minus_2_over_d():
+    omega = sinusoidal_frequencies(8, base=10000.0)
+    wavelengths = 2 * math.pi / omega
+    assert wavelengths[0].item() == pytest.approx(2 * math.pi)
+    assert wavelengths[-1].item() == pytest.approx(2 * math.pi * 10000 ** (6 / 8))
+
+
+@given(
+    d_half=st.integers(1, 32),
+    base=st.floats(2.0, 1e5),
+    t=st.integers(0, 5000),
+    s=st.integers(0, 5000),
+    k=st.integers(-300, 300),
+)
+def test_sinusoidal_dot_product_depends_only_on_the_offset(d_half, base, t, s, k):
+    """<PE_t, PE_{t+k}> = sum_i cos(k w_i), whatever t is."""
+    d = 2 * d_half
+    n = max(t, s) + abs(k) + 1
+    pe = sinusoidal_encoding(n, d, base, **F64)
+    t_, s_ = t + max(0, -k), s + max(0, -k)
+    assert_close(pe[t_] @ pe[t_ + k], pe[s_] @ pe[s_ + k], atol=1e-9, rtol=0)
+    expected = (k * sinusoidal_frequencies(d, base)).cos().sum()
+    assert_close(pe[t_] @ pe[t_ + k], expected, atol=1e-9, rtol=0)
+
+
+@given(d_half=st.integers(1, 32), base=st.floats(2.0, 1e5), k=st.floats(-500, 500))
+def test_shift_matrix_maps_every_position_to_its_offset(d_half, base, k):
+    d = 2 * d_half
+    positions = torch.arange(0, 400, dtype=torch.float64)
+    m_k = sinusoidal_shift_matrix(k, d, base, **F64)
+    omega = sinusoidal_frequencies(d, base)
+
+    def table(pos):  # the encoding at (possibly fractional) positions
+        angles = pos[:, None] * omega
+        return torch.stack((angles.sin(), angles.cos()), -1).reshape(len(pos), d)
+
+    assert_close(table(positions) @ m_k.T, table(positions + k), atol=1e-9, rtol=0)
+    assert_close(m_k @ m_k.T, torch.eye(d, dtype=torch.float64), atol=1e-12, rtol=0)
+
+
+def test_sinusoidal_agrees_with_gptj_table():
+    """GPT-J builds the same table in the [sin..., cos...] order, in float32 arithmetic."""
+    from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+
+    for n, d in ((64, 8), (512, 64), (300, 128)):
+        ours = sinusoidal_encoding(n, d)
+        theirs = create_sinusoidal_positions(n, d)  # (T, D): sin block then cos block
+        reordered = torch.stack((theirs[:, : d // 2], theirs[:, d // 2 :]), -1).reshape(n, d)
+        # their angles are rounded to float32 before sin/cos: error up to T * 2**-24 radians
+        assert_close(ours, reordered, atol=n * 2**-23, rtol=0)
+
+
+def test_learned_table_looks_up_rows_and_refuses_past_its_end():
+    emb = LearnedPositionalEmbedding(16, 4)
+    assert emb(5).shape == (5, 4)
+    assert torch.equal(emb(torch.tensor([[3, 1]])), emb.weight[[3, 1]][None])
+    assert 0.01 < emb.weight.std().item() < 0.03
+    assert sum(p.numel() for p in emb.parameters()) == 16 * 4
+    with pytest.raises(
+        ValueError, match=r"17 tokens needs positions 0..16, and position 16 is past the end"
+    ):
+        emb(17)
+    with pytest.raises(
+        ValueError, match=r"^position 16 is past the end.*max_len=16.*cannot extrapolate"
+    ):
+        emb(torch.tensor([16]))
+    with pytest.raises(ValueError, match="past the end"):
+        emb(torch.tensor([0, 20]))
+    with pytest.raises(ValueError, match=">= 0"):
+        emb(torch.tensor([-1]))
+    with pytest.raises(ValueError, match="whole numbers"):
+        emb(torch.tensor([0.5]))
+
+
+def test_tables_honour_dtype_and_are_float32_by_default():
+    for fn in (integer_encoding, normalized_encoding, binary_encoding, sinusoidal_encoding):
+        assert fn(4, 4).dtype == torch.float32
+        assert fn(4, 4, dtype=torch.float64).dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: sinusoidal_encoding(10, 7), "d_model must be even, got 7.*pairs"),
+        (lambda: sinusoidal_encoding(0, 8), "n_positions must be at least 1, got 0"),
+        (
+            lambda: sinusoidal_encoding(10, 8, base=0.5),
+            "base must be a finite number greater than 1",
+        ),
+        (lambda: integer_encoding(2.5, 4), "n_positions must be a positive whole number, got 2.5"),
+        (lambda: normalized_encoding(4, -1), "d_model must be at least 1, got -1"),
+        (lambda: binary_encoding(True, 4), "boolean"),
+        (lambda: LearnedPositionalEmbedding(0, 4), "max_len must be at least 1"),
+        (lambda: sinusoidal_shift_matrix("3", 8), "offset must be a number"),
+    ],
+)
+def test_bad_input_gets_a_sentence(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

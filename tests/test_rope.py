@@ -1,0 +1,306 @@
+"""RoPE: frequencies and scalings equal transformers', the rotation laws, both layouts, bad input."""
+
+import itertools
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.testing import assert_close
+from transformers import LlamaConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+from transformers.models.gptj.modeling_gptj import apply_rotary_pos_emb as gptj_apply
+from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as llama_apply
+
+from posenc_lib import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
+
+F64 = {"dtype": torch.float64}
+
+
+def llama_config(head_dim, base, scaling=None, max_positions=2048):
+    """A hand-built config: transformers reads 'original' length for dynamic from max_position_embeddings."""
+    params = {"rope_type": "default", "rope_theta": base, **(scaling or {})}
+    if params["rope_type"] == "dynamic":
+        max_positions = params.pop("original_max_position_embeddings")
+    return LlamaConfig(
+        hidden_size=head_dim * 2,
+        num_attention_heads=2,
+        head_dim=head_dim,
+        max_position_embeddings=max_positions,
+        rope_parameters=params,
+    )
+
+
+def scaling_cases():
+    for head_dim, base, factor, original in itertools.product(
+        (16, 64, 128), (10000.0, 500000.0), (2.0, 4.0, 8.0, 32.0), (512, 4096)
+    ):
+        yield head_dim, base, {"rope_type": "linear", "factor": factor}
+        yield (
+            head_dim,
+            base,
+            {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original},
+        )
+        yield (
+            head_dim,
+            base,
+            {
+                "rope_type": "llama3",
+                "factor": factor,
+                "original_max_position_embeddings": original,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+            },
+        )
+    yarn = {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096}
+    for extra in (
+        {"beta_fast": 16, "beta_slow": 2},
+        {"truncate": False},
+        {"attention_factor": 1.5},
+        {"mscale": 1.0, "mscale_all_dim": 0.707},
+        {"beta_fast": 4, "beta_slow": 4},
+    ):
+        yield 128, 10000.0, {**yarn, **extra}
+    yield (
+        128,
+        500000.0,
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "original_max_position_embeddings": 8192,
+            "low_freq_factor": 2.0,
+            "high_freq_factor": 8.0,
+        },
+    )
+
+
+@pytest.mark.parametrize(("head_dim", "base", "scaling"), list(scaling_cases()))
+def test_scaled_frequencies_equal_transformers(head_dim, base, scaling):
+    config = llama_config(head_dim, base, dict(scaling), max_positions=100_000)
+    theirs, their_scale = ROPE_INIT_FUNCTIONS[scaling["rope_type"]](config, "cpu")
+    ours, our_scale = rope_inv_freq(head_dim, base, scaling)
+    assert_close(ours, theirs)
+    assert our_scale == pytest.approx(their_scale, rel=1e-12)
+
+
+@pytest.mark.parametrize("head_dim", [16, 64, 128])
+@pytest.mark.parametrize("factor", [2.0, 4.0, 8.0])
+@pytest.mark.parametrize("seq_len", [None, 100, 512, 1000, 4096, 10_000])
+def test_dynamic_equals_transformers(head_dim, factor, seq_len):
+    scaling = {"rope_type": "dynamic", "factor": factor, "original_max_position_embeddings": 512}
+    theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](
+        llama_config(head_dim, 10000.0, dict(scaling)), "cpu", seq_len
+    )
+    ours, scale = rope_inv_freq(head_dim, 10000.0, scaling, seq_len=seq_len)
+    assert_close(ours, theirs)
+    assert scale == 1.0
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        None,
+        {"rope_type": "linear", "factor": 4.0},
+        {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 256},
+    ],
+)
+def test_rotated_queries_equal_llama(scaling):
+    """The whole pipeline: frequencies -> cos/sin at (large, random) positions -> rotated q and k."""
+    head_dim, base = 64, 10000.0
+    rotary = LlamaRotaryEmbedding(llama_config(head_dim, base, dict(scaling or {})))
+    positions = torch.randint(0, 8192, (2, 50))  # (B, T)
+    q, k = torch.randn(2, 4, 50, head_dim), torch.randn(2, 4, 50, head_dim)  # (B, H, T, D)
+    cos_t, sin_t = rotary(q, positions)  # (B, T, D) each
+    q_t, k_t = llama_apply(q, k, cos_t, sin_t)
+    inv_freq, scale = rope_inv_freq(head_dim, base, scaling)
+    cos, sin = rope_cos_sin(positions, inv_freq, scale)  # (B, T, D)
+    assert_close(cos, cos_t)
+    assert_close(sin, sin_t)
+    cos, sin = cos[:, None], sin[:, None]  # (B, 1, T, D): one table for all heads
+    assert_close(apply_rope(q, cos, sin), q_t)
+    assert_close(apply_rope(k, cos, sin), k_t)
+
+
+def test_interleaved_equals_gptj():
+    head_dim, n = 32, 40
+    x = torch.randn(2, n, 3, head_dim)  # GPT-J's layout: (B, T, H, D)
+    table = create_sinusoidal_positions(n, head_dim)  # (T, D): sin block, cos block
+    sin_t, cos_t = table[None, :, : head_dim // 2], table[None, :, head_dim // 2 :]  # (1, T, D/2)
+    theirs = gptj_apply(x, sin_t, cos_t)
+    cos, sin = rope_cos_sin(n, rope_inv_freq(head_dim)[0], style="interleaved")  # (T, D)
+    ours = apply_rope(x.transpose(1, 2), cos, sin, style="interleaved").transpose(1, 2)
+    assert_close(ours, theirs)
+
+
+@given(
+    half_dim=st.integers(2, 32),
+    base=st.floats(10.0, 1e6),
+    m=st.integers(0, 4000),
+    n=st.integers(0, 4000),
+    shift=st.integers(-4000, 4000),
+    style=st.sampled_from(["half", "interleaved"]),
+    seed=st.integers(0, 1000),
+)
+def test_scores_depend_only_on_the_offset(half_dim, base, m, n, shift, style, seed):
+    """<R_m q, R_n k> = <R_{m+s} q, R_{n+s} k> for every shift s."""
+    d = 2 * half_dim
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(d, generator=g, **F64), torch.randn(d, generator=g, **F64)
+    shift = max(shift, -min(m, n))
+    inv_freq, _ = rope_inv_freq(d, base, **F64)
+    pos = torch.tensor([m, n, m + shift, n + shift], **F64)
+    cos, sin = rope_cos_sin(pos, inv_freq, style=style)  # (4, D)
+    rq = apply_rope(q.expand(4, d), cos, sin, style)
+    rk = apply_rope(k.expand(4, d), cos, sin, style)
+    assert_close(rq[0] @ rk[1], rq[2] @ rk[3], atol=1e-9, rtol=1e-9)
+    assert_close(rq.norm(dim=-1), q.norm().expand(4))  # a rotation keeps lengths
+
+
+def half_to_interleaved(d):
+    """The permutation taking a 'half' layout to 'interleaved': (0, D/2, 1, D/2 + 1, ...)."""
+    return torch.stack((torch.arange(d // 2), torch.arange(d // 2, d)), -1).reshape(d)
+
+
+@given(half_dim=st.integers(2, 32), n=st.integers(1, 64), seed=st.integers(0, 1000))
+def test_layouts_agree_up_to_a_fixed_permutation(half_dim, n, seed):
+    d = 2 * half_dim
+    x = torch.randn(3, n, d, generator=torch.Generator().manual_seed(seed), **F64)
+    inv_freq, _ = rope_inv_freq(d, **F64)
+    perm = half_to_interleaved(d)
+    half = apply_rope(x, *rope_cos_sin(n, inv_freq, style="half"), style="half")
+    inter = apply_rope(
+        x[..., perm], *rope_cos_sin(n, inv_freq, style="interleaved"), style="interleaved"
+    )
+    assert_close(half[..., perm], inter)
+
+
+@given(
+    factor=st.floats(1.0, 64.0),
+    head_dim=st.sampled_from([8, 32, 64, 128]),
+    base=st.floats(100.0, 1e6),
+)
+def test_scaling_laws(factor, head_dim, base):
+    default, _ = rope_inv_freq(head_dim, base, **F64)
+    linear, _ = rope_inv_freq(head_dim, base, {"rope_type": "linear", "factor": factor}, **F64)
+    assert_close(linear, default / factor)
+    ntk, _ = rope_inv_freq(head_dim, base, {"rope_type": "ntk", "factor": factor}, **F64)
+    assert_close(ntk[0], default[0])  # the fastest pair keeps its frequency
+    assert_close(ntk[-1], default[-1] / factor)  # the slowest pair is interpolated by exactly s
+    yarn_params = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048}
+    yarn, _ = rope_inv_freq(head_dim, base, yarn_params, **F64)
+    assert torch.all(yarn <= default * (1 + 1e-12)) and torch.all(
+        yarn >= default / factor * (1 - 1e-12)
+    )
+    dyn = {"rope_type": "dynamic", "factor": factor, "original_max_position_embeddings": 2048}
+    for seq_len in (None, 1, 1000, 2048):
+        assert_close(rope_inv_freq(head_dim, base, dyn, seq_len, **F64)[0], default)
+    longer, _ = rope_inv_freq(head_dim, base, dyn, 8192, **F64)
+    assert torch.all(longer <= default * (1 + 1e-12))
+
+
+def test_every_registry_entry_runs_and_default_is_unscaled():
+    params = {
+        "factor": 4.0,
+        "original_max_position_embeddings": 1024,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+    }
+    default, _ = rope_inv_freq(64)
+    for rope_type, (_, required, _) in ROPE_SCALING.items():
+        scaling = {"rope_type": rope_type, **{key: params[key] for key in required}}
+        inv_freq, scale = rope_inv_freq(64, scaling=scaling, seq_len=4096)
+        assert inv_freq.shape == (32,) and inv_freq.dtype == torch.float32 and scale >= 1.0
+        assert torch.all(inv_freq <= default * (1 + 1e-6)) and torch.all(inv_freq > 0)
+    assert torch.equal(rope_inv_freq(64, scaling={"rope_type": "default"})[0], default)
+
+
+def test_attention_scaling_multiplies_cos_and_sin():
+    inv_freq, scale = rope_inv_freq(
+        16, scaling={"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 64}
+    )
+    assert scale == pytest.approx(0.1 * torch.tensor(16.0).log().item() + 1)
+    cos, sin = rope_cos_sin(10, inv_freq, scale)
+    assert_close(cos**2 + sin**2, torch.full((10, 16), scale**2))
+
+
+def test_fractional_positions_interpolate():
+    inv_freq, _ = rope_inv_freq(8, **F64)
+    cos, _ = rope_cos_sin(torch.tensor([0.5], **F64), inv_freq)
+    assert_close(cos[0, 0], torch.tensor(0.5, **F64).cos())
+
+
+def test_gradient_is_the_inverse_rotation():
+    x = torch.randn(2, 5, 8, **F64, requires_grad=True)
+    for style in ("half", "interleaved"):
+        cos, sin = rope_cos_sin(5, rope_inv_freq(8, **F64)[0], 1.3, style=style)
+        assert torch.autograd.gradcheck(
+            lambda t, c=cos, s=sin, st=style: apply_rope(t, c, s, st), (x,)
+        )
+
+
+def test_output_keeps_dtype_and_layout_is_contiguous():
+    x = torch.randn(2, 6, 3, 8).transpose(
+        1, 2
+    )  # (B, T, H, D) viewed as (B, H, T, D): not contiguous
+    cos, sin = rope_cos_sin(6, rope_inv_freq(8)[0])
+    out = apply_rope(x, cos, sin)
+    assert out.is_contiguous() and out.shape == (2, 3, 6, 8)
+    assert torch.equal(out, apply_rope(x.contiguous(), cos, sin))
+    bf16 = apply_rope(
+        torch.randn(4, 8, dtype=torch.bfloat16), *rope_cos_sin(4, rope_inv_freq(8)[0])
+    )
+    assert bf16.dtype == torch.bfloat16
+
+
+def test_mixing_layouts_is_refused_with_a_hint():
+    inv_freq, _ = rope_inv_freq(8)
+    cos, sin = rope_cos_sin(4, inv_freq, style="interleaved")
+    with pytest.raises(ValueError, match="style='interleaved'.*same style"):
+        apply_rope(torch.randn(4, 8), cos, sin, style="half")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: rope_inv_freq(63), "head_dim must be even, got 63.*pairs"),
+        (
+            lambda: rope_inv_freq(64, scaling={"rope_type": "ntk-by-parts"}),
+            "rope_type.*must be one of",
+        ),
+        (
+            lambda: rope_inv_freq(64, scaling={"rope_type": "yarn", "factor": 2.0}),
+            r"needs the keys \['original_max_position_embeddings'\]",
+        ),
+        (
+            lambda: rope_inv_freq(64, scaling={"rope_type": "linear", "factr": 2.0}),
+            "needs the keys",
+        ),
+        (
+            lambda: rope_inv_freq(64, scaling={"rope_type": "linear", "factor": 2.0, "beta": 1}),
+            r"does not use the keys \['beta'\]",
+        ),
+        (
+            lambda: rope_inv_freq(64, scaling={"rope_type": "linear", "factor": 0.5}),
+            "factor.*at least 1",
+        ),
+        (lambda: rope_inv_freq(64, scaling="linear"), "must be None or a dict"),
+        (lambda: rope_inv_freq(64, seq_len=0), "seq_len must be at least 1"),
+        (lambda: rope_cos_sin(4, torch.ones(2, 2)), "inv_freq must have 1 dimensions"),
+        (lambda: rope_cos_sin(4, torch.ones(4), style="neox"), "style must be one of"),
+        (
+            lambda: apply_rope(torch.randn(4, 8), torch.ones(4, 6), torch.ones(4, 6)),
+            "last two dims",
+        ),
+        (
+            lambda: apply_rope(torch.randn(4, 7), torch.ones(4, 7), torch.ones(4, 7)),
+            "must be even, got 7",
+        ),
+        (lambda: apply_rope(torch.randn(8), torch.ones(8), torch.ones(8)), "x must have 2 or more"),
+        (lambda: apply_rope(torch.randn(4, 8), torch.ones(4, 8), torch.ones(3, 8)), "same shape"),
+    ],
+)
+def test_bad_input_gets_a_sentence(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

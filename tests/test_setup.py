@@ -1,0 +1,103 @@
+"""The two-command setup: one list of packages, the exact torch pin, CI runs the README's command,
+and `make lab` really serves JupyterLab with the widget and ipympl extensions."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from importlib import metadata
+from pathlib import Path
+
+import torch
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _split(requirement: str) -> tuple[str, str]:
+    name = re.match(r"[A-Za-z0-9_.\-]+", requirement).group(0)
+    return name.lower().replace("_", "-"), requirement[len(name) :].replace(" ", "")
+
+
+def pyproject_requirements() -> dict[str, str]:
+    """pyproject.toml's dependencies and test extra, as installed (setup reinstalls on any change)."""
+    dist = metadata.distribution("posenc-course")
+    reqs = [r.split(";")[0] for r in dist.requires]  # drop the `extra == "test"` markers
+    return dict(_split(r) for r in reqs) | {"python": dist.metadata["Requires-Python"]}
+
+
+def conda_requirements() -> dict[str, str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = [d for d in env["dependencies"] if isinstance(d, str) and d != "pip"]
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    return dict(_split(r) for r in deps + [p for p in pip if not p.startswith("-e")])
+
+
+def test_environment_yml_lists_the_same_packages_as_pyproject():
+    assert conda_requirements() == pyproject_requirements()
+
+
+def test_torch_is_pinned_exactly_and_the_cpu_build_is_installed():
+    assert pyproject_requirements()["torch"] == "==2.13.0"
+    assert torch.__version__.split("+")[0] == "2.13.0"
+    assert torch.version.cuda is None, "a CUDA build of torch was installed: check the pin"
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"^make \w+$", readme, flags=re.MULTILINE)
+    assert commands[:2] == ["make lab", "make test"]
+    ci = [
+        line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and line[0] != "#"
+    ]
+    assert "make test" in ci
+
+
+def test_lab_has_the_widget_and_ipympl_extensions():
+    jupyter = Path(sys.executable).with_name("jupyter")
+    out = subprocess.run(
+        [jupyter, "labextension", "list"], capture_output=True, text=True, check=True
+    )
+    listing = out.stdout + out.stderr
+    assert "jupyter-matplotlib" in listing and "@jupyter-widgets/jupyterlab-manager" in listing
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_make_lab_serves_the_course(tmp_path):
+    port = _free_port()
+    args = f"--no-browser --port={port} --ServerApp.token=course --ServerApp.open_browser=False"
+    proc = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}/api/contents/notebooks?token=course"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    listing = json.load(response)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stdout.read().decode()[-2000:]) from None
+                time.sleep(0.5)
+        names = {item["name"] for item in listing["content"]}
+        assert "00_start_here.ipynb" in names
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
