@@ -17,7 +17,9 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "Python >= 3.10 is needed; $(PYTHON) is $$($(PYTHON) --version)."; exit 1; }
-	@test -x $(BIN)/python || { echo "==> Creating a virtual environment in $(VENV)/"; $(PYTHON) -m venv $(VENV); }
+	@test -x $(BIN)/python || { echo "==> Creating a virtual environment in $(VENV)/"; \
+		$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }; }
 	@echo "==> Installing the course and its tools into $(VENV)/ (torch 2.13.0 CPU, JupyterLab, ipympl,"
 	@echo "    transformers for the agreement tests, ...). A few minutes the first time; log: $(VENV)/install.log"
 	@$(BIN)/python -m pip install --disable-pip-version-check -e ".[test]" > $(VENV)/install.log 2>&1 || \

@@ -48,6 +48,10 @@ def main() -> None:
     cos_i, sin_i = rope_cos_sin(t, inv_freq, scale, style="interleaved")
     cos_b, sin_b = cos[None], sin[None]  # (1, T, D): transformers unsqueezes the head dim itself
 
+    q_theirs, _ = apply_rotary_pos_emb(q, k, cos_b, sin_b)
+    gap = (apply_rope(q, cos, sin) - q_theirs).abs().max().item()
+    print(f"apply_rope and transformers agree on q: largest |difference| = {gap:.1e}")
+
     timings = {
         "apply_rope (half), q and k": median_ms(
             lambda: (apply_rope(q, cos, sin), apply_rope(k, cos, sin)), args.repeats

@@ -54,11 +54,12 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
         )
     if not isinstance(causal, bool):
         raise ValueError(f"causal must be True or False, got {causal!r}.")
-    slopes = alibi_slopes(num_heads, dtype=torch.float64, device=device)  # (H,)
-    query_pos = torch.arange(k - q, k, dtype=torch.float64, device=device)[:, None]  # (T_q, 1)
-    key_pos = torch.arange(k, dtype=torch.float64, device=device)[None, :]  # (1, T_k)
+    slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
+    query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)
+    key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)
     distance = query_pos - key_pos  # (T_q, T_k): i - j, > 0 for keys in the past
-    bias = -slopes[:, None, None] * (distance if causal else distance.abs())  # (H, T_q, T_k)
+    penalty = (distance if causal else distance.abs()).to(dtype)  # (T_q, T_k), whole numbers
+    bias = -slopes[:, None, None] * penalty  # (H, T_q, T_k)
     if causal:
         bias = bias.masked_fill(distance < 0, float("-inf"))
-    return (bias + 0.0).to(dtype)  # + 0.0 turns the diagonal's -0.0 into 0.0
+    return bias + 0.0  # + 0.0 turns the diagonal's -0.0 into 0.0

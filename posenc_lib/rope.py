@@ -1,7 +1,7 @@
 """RoPE: rotary position embedding (Su et al. 2021, "RoFormer", arXiv:2104.09864), and its scalings.
 
 Each pair of a query's (or key's) dims is a 2-D vector, rotated by the angle m * theta_i for the
-query's position m (RoFormer eq. 34: theta_i = base ** (-2i / D)). Then
+query's position m (RoFormer eq. 15: theta_i = base ** (-2i / D)). Then
 <R_m q, R_n k> = <q, R_{n-m} k>: the score depends on positions only through n - m.
 
 Two layouts of the pairs exist in the wild (``style``):
@@ -28,7 +28,7 @@ STYLES = ("half", "interleaved")
 
 
 def _default_inv_freq(head_dim: int, base: float, dtype) -> torch.Tensor:
-    """theta_i = base ** (-2i / D), i = 0 .. D/2 - 1. RoFormer eq. (34). (D/2,)
+    """theta_i = base ** (-2i / D), i = 0 .. D/2 - 1. RoFormer eq. (15). (D/2,)
 
     Computed in ``dtype`` with the same operations as transformers, so that float32 frequencies
     agree to the last bit: at position 8000 one ulp of theta is already 5e-4 radians of angle.
@@ -42,9 +42,9 @@ def _default(head_dim, base, params, seq_len, dtype):
 
 
 def _linear(head_dim, base, params, seq_len, dtype):
-    """Position Interpolation (Chen et al. 2023, arXiv:2306.15595, eq. 4): positions m -> m / s.
+    """Position Interpolation (Chen et al. 2023, arXiv:2306.15595): f'(x, m) = f(x, m L / L').
 
-    Dividing every position by the factor s is the same as dividing every frequency by s.
+    Squeezing positions m -> m / s (s = L' / L) is the same as dividing every frequency by s.
     """
     return _default_inv_freq(head_dim, base, dtype) / params["factor"], 1.0
 

@@ -50,6 +50,19 @@ def test_positions_break_the_symmetry():
     assert (out_p - out[perm]).abs().max() > 1e-2
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_agrees_with_torch_scaled_dot_product_attention(causal):
+    x = torch.randn(3, 7, 8, dtype=torch.float64)
+    w_q, w_k, w_v = _weights(8, 4, seed=3)
+    bias = torch.randn(7, 7, dtype=torch.float64)
+    out, _ = self_attention(x, w_q, w_k, w_v, bias=bias, causal=causal)
+    mask = bias.masked_fill(causal_mask(7), float("-inf")) if causal else bias
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        x @ w_q, x @ w_k, x @ w_v, attn_mask=mask
+    )
+    assert_close(out, theirs)
+
+
 def test_causal_mask_hides_the_future():
     x = torch.randn(5, 4)
     _, weights = self_attention(x, *[w.float() for w in _weights(4, 4)], causal=True)

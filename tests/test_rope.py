@@ -98,6 +98,17 @@ def test_dynamic_equals_transformers(head_dim, factor, seq_len):
     assert scale == 1.0
 
 
+@pytest.mark.parametrize("head_dim", [16, 64, 128])
+@pytest.mark.parametrize("factor", [1.5, 4.0, 16.0])
+def test_static_ntk_equals_transformers_dynamic_at_factor_times_the_length(head_dim, factor):
+    """transformers has no static NTK; its dynamic rule with factor 1 at length s * L is the same base."""
+    dynamic = {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": 1000}
+    config = llama_config(head_dim, 10000.0, dynamic)
+    theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", int(factor * 1000))
+    ours, _ = rope_inv_freq(head_dim, 10000.0, {"rope_type": "ntk", "factor": factor})
+    assert_close(ours, theirs)
+
+
 @pytest.mark.parametrize(
     "scaling",
     [
