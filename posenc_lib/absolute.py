@@ -16,6 +16,15 @@ from torch import nn
 from . import _validate as check
 
 
+def _sizes(n_positions, d_model, dtype, device, names=("n_positions", "d_model")):
+    """The checked (T, D) of a table, refused before allocation if absurdly large."""
+    n = check.positive_int(names[0], n_positions)
+    d = check.positive_int(names[1], d_model)
+    check.table_dtype(dtype, device)
+    check.table_size(f"a ({n}, {d}) position table", n, d)
+    return n, d
+
+
 def _positions(n_positions: int, device) -> torch.Tensor:
     return torch.arange(n_positions, dtype=torch.float64, device=device)  # (T,)
 
@@ -26,8 +35,13 @@ def integer_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) 
     Unbounded: the values grow with T and soon dwarf token embeddings of size ~1.
     Returns (T, D).
     """
-    n = check.positive_int("n_positions", n_positions)
-    d = check.positive_int("d_model", d_model)
+    n, d = _sizes(n_positions, d_model, dtype, device)
+    if (
+        n - 1 > 2 / torch.finfo(dtype).eps
+    ):  # whole numbers are exact up to 2 / eps (2**24 in float32)
+        raise ValueError(
+            f"{dtype} cannot hold every position up to {n - 1} exactly; use torch.float32 or float64."
+        )
     return _positions(n, device)[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
 
 
@@ -37,8 +51,7 @@ def normalized_encoding(n_positions, d_model, *, dtype=torch.float32, device=Non
     Bounded, but a step of one token is worth 1 / (T - 1): it depends on the sequence length.
     A single position (T = 1) is encoded as 0. Returns (T, D).
     """
-    n = check.positive_int("n_positions", n_positions)
-    d = check.positive_int("d_model", d_model)
+    n, d = _sizes(n_positions, d_model, dtype, device)
     scaled = _positions(n, device) / max(n - 1, 1)  # (T,)
     return scaled[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
 
@@ -49,9 +62,8 @@ def binary_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -
     Bounded and unique while T <= 2**D, but discrete: neighbours can differ in one bit or in many.
     Returns (T, D).
     """
-    n = check.positive_int("n_positions", n_positions)
-    d = check.positive_int("d_model", d_model)
-    if n > 2**d:
+    n, d = _sizes(n_positions, d_model, dtype, device)
+    if (n - 1).bit_length() > d:  # the largest position needs more than d bits
         raise ValueError(
             f"binary_encoding with d_model={d} has only 2**{d} = {2**d} distinct codes, but "
             f"n_positions={n} positions were asked for; positions would share codes. "
@@ -74,6 +86,7 @@ def sinusoidal_frequencies(d_model, base=10000.0, *, dtype=torch.float64, device
     """
     d = check.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
     b = check.positive_float("base", base, minimum=1.0)
+    check.table_dtype(dtype, device)
     i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (D/2,)
     return (b ** (-i / d)).to(dtype)
 
@@ -87,7 +100,7 @@ def sinusoidal_encoding(
     the table is cast to ``dtype`` at the end, so large positions keep every float32 digit.
     Returns (T, D).
     """
-    n = check.positive_int("n_positions", n_positions)
+    n, _ = _sizes(n_positions, d_model, dtype, device)
     omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
     angles = _positions(n, device)[:, None] * omega[None, :]  # (T, D/2)
     table = torch.stack((angles.sin(), angles.cos()), dim=-1)  # (T, D/2, 2)
@@ -103,8 +116,9 @@ def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float3
     For a table with rows PE[t], use ``PE[t] @ M_k.T``. ``offset`` may be negative or fractional.
     Returns (D, D).
     """
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
-        raise ValueError(f"offset must be a number of positions, got {offset!r}.")
+    offset = check.real_number("offset (a number of positions)", offset)
+    check.table_dtype(dtype, device)
+    check.table_size("the shift matrix", check.positive_int("d_model", d_model), d_model)
     omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
     c, s = (offset * omega).cos(), (offset * omega).sin()  # (D/2,) each
     blocks = torch.stack((torch.stack((c, s), -1), torch.stack((-s, c), -1)), -2)  # (D/2, 2, 2)
@@ -122,8 +136,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len, d_model, *, dtype=torch.float32, device=None):
         super().__init__()
-        self.max_len = check.positive_int("max_len", max_len)
-        self.d_model = check.positive_int("d_model", d_model)
+        self.max_len, self.d_model = _sizes(max_len, d_model, dtype, device, ("max_len", "d_model"))
         self.weight = nn.Parameter(
             torch.empty(self.max_len, self.d_model, dtype=dtype, device=device)
         )
@@ -132,13 +145,13 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, positions) -> torch.Tensor:
         asked = ""
         if not isinstance(positions, torch.Tensor):
-            n = check.positive_int("positions (a sequence length)", positions)
+            n = check.positive_int(
+                "positions (a sequence length, or a tensor of positions)", positions
+            )
             positions = torch.arange(n, device=self.weight.device)  # (T,)
             asked = f"a sequence of {n} tokens needs positions 0..{n - 1}, and "
-        if positions.dtype.is_floating_point or positions.dtype == torch.bool:
-            raise ValueError(
-                f"positions must be whole numbers (an integer tensor), got dtype {positions.dtype}."
-            )
+        check.integer_tensor("positions", positions)
+        positions = positions.long()  # uint8 would index as a mask
         if positions.numel() and int(positions.min()) < 0:
             raise ValueError(f"positions must be >= 0, got {int(positions.min())}.")
         if positions.numel() and int(positions.max()) >= self.max_len:

@@ -29,7 +29,8 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor
     H - H' heads with every other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H')),
     which interleave between the first set. Returns (H,).
     """
-    n = check.positive_int("num_heads", num_heads, "ALiBi needs at least one head.")
+    n = check.positive_int("num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16)
+    check.table_dtype(dtype, device)
     low = 2 ** int(math.floor(math.log2(n)))  # largest power of two <= H
     slopes = _geometric_slopes(low) + _geometric_slopes(2 * low)[0::2][: n - low]
     return torch.tensor(slopes, dtype=torch.float64, device=device).to(dtype)  # (H,)
@@ -52,8 +53,11 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
             f"k_len={k} is shorter than q_len={q}; the queries are the last q_len of the k_len "
             "positions, so k_len must be at least q_len."
         )
-    if not isinstance(causal, bool):
-        raise ValueError(f"causal must be True or False, got {causal!r}.")
+    check.boolean("causal", causal)
+    heads = check.positive_int(
+        "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
+    )
+    check.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
     slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
     query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)
     key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)

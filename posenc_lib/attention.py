@@ -20,7 +20,43 @@ from . import _validate as check
 def causal_mask(n_positions, *, device=None) -> torch.Tensor:
     """True where key j lies after query i (j > i): the entries a causal model must not see. (T, T)."""
     n = check.positive_int("n_positions", n_positions)
+    check.table_size("the causal mask", n, n)
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
+
+
+def _check_inputs(x, projections, bias, causal) -> None:
+    """Shapes and dtypes of self_attention's inputs, each mistake named in a sentence."""
+    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
+    n_pos, d_in = x.shape[-2], x.shape[-1]
+    if n_pos == 0 or d_in == 0:
+        raise ValueError(
+            f"x needs at least one position and one feature, got shape {tuple(x.shape)}."
+        )
+    for name, w in projections:
+        check.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
+        if w.shape[0] != d_in or w.shape[1] == 0:
+            raise ValueError(
+                f"{name} has shape {tuple(w.shape)}, but x has D={d_in} features per position; "
+                f"{name} must have {d_in} rows and at least one column."
+            )
+        if w.dtype != x.dtype:
+            raise ValueError(f"{name} is {w.dtype} but x is {x.dtype}; give them the same dtype.")
+    (_, w_q), (_, w_k), _ = projections
+    if w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(
+            f"w_q gives queries of size {w_q.shape[1]} but w_k gives keys of size {w_k.shape[1]}; "
+            "a query and a key must have the same size to take their dot product."
+        )
+    if bias is not None:
+        check.float_tensor("bias", bias, 2, 3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)")
+        if tuple(bias.shape[-2:]) != (n_pos, n_pos):
+            raise ValueError(
+                f"bias has shape {tuple(bias.shape)}, but x has T={n_pos} positions; the bias must "
+                f"end in ({n_pos}, {n_pos}): one entry per (query, key) pair."
+            )
+        if bias.dtype != x.dtype:
+            raise ValueError(f"bias is {bias.dtype} but x is {x.dtype}; give them the same dtype.")
+    check.boolean("causal", causal)
 
 
 def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
@@ -34,29 +70,8 @@ def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
     Returns (out, weights): out (..., T, d_v) and weights (..., T, T); with an (H, T, T) bias,
     (..., H, T, d_v) and (..., H, T, T). Rows of ``weights`` sum to 1.
     """
-    check.tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
-    n_pos, d_in = x.shape[-2], x.shape[-1]
-    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
-        check.tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
-        if w.shape[0] != d_in:
-            raise ValueError(
-                f"{name} has shape {tuple(w.shape)}, but x has D={d_in} features per position; "
-                f"{name} must have {d_in} rows."
-            )
-    if w_q.shape[1] != w_k.shape[1]:
-        raise ValueError(
-            f"w_q gives queries of size {w_q.shape[1]} but w_k gives keys of size {w_k.shape[1]}; "
-            "a query and a key must have the same size to take their dot product."
-        )
-    if bias is not None:
-        check.tensor(
-            "bias", bias, min_rank=2, max_rank=3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)"
-        )
-        if tuple(bias.shape[-2:]) != (n_pos, n_pos):
-            raise ValueError(
-                f"bias has shape {tuple(bias.shape)}, but x has T={n_pos} positions; the bias must "
-                f"end in ({n_pos}, {n_pos}): one entry per (query, key) pair."
-            )
+    _check_inputs(x, (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)), bias, causal)
+    n_pos = x.shape[-2]
 
     q, k, v = x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)
     logits = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T, T)
@@ -66,5 +81,10 @@ def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
         logits = logits + bias  # (..., T, T) or (..., H, T, T)
     if causal:
         logits = logits.masked_fill(causal_mask(n_pos, device=x.device), float("-inf"))
+    if bool(torch.isneginf(logits).all(dim=-1).any()):
+        raise ValueError(
+            "some query has every key masked out (-inf in all its bias entries): softmax over no "
+            "keys is undefined. Leave at least one key visible to each query."
+        )
     weights = torch.softmax(logits, dim=-1)  # (..., [H,] T, T)
     return weights @ v, weights  # (..., [H,] T, d_v), (..., [H,] T, T)

@@ -20,8 +20,7 @@ from . import _validate as check
 
 def _bucket_args(num_buckets, max_distance, bidirectional):
     n = check.positive_int("num_buckets", num_buckets)
-    if not isinstance(bidirectional, bool):
-        raise ValueError(f"bidirectional must be True or False, got {bidirectional!r}.")
+    check.boolean("bidirectional", bidirectional)
     per_side = n // 2 if bidirectional else n
     exact = per_side // 2
     if exact < 1:
@@ -53,12 +52,15 @@ def t5_relative_position_bucket(
     """
     per_side, exact, dist = _bucket_args(num_buckets, max_distance, bidirectional)
     if not isinstance(relative_position, torch.Tensor):
-        relative_position = torch.as_tensor(relative_position)
-    if relative_position.dtype.is_floating_point or relative_position.dtype == torch.bool:
-        raise ValueError(
-            f"relative_position must hold whole-number offsets, got dtype {relative_position.dtype}."
-        )
-    rel = relative_position.long()
+        try:
+            relative_position = torch.as_tensor(relative_position)
+        except (TypeError, RuntimeError, ValueError, OverflowError):
+            raise ValueError(
+                "relative_position must be an int, a list of ints or an integer tensor of offsets "
+                f"(key position - query position), got {check.show(relative_position)}."
+            ) from None
+    check.integer_tensor("relative_position", relative_position, "whole-number offsets")
+    rel = relative_position.long().clamp(-check.MAX_SIZE, check.MAX_SIZE)  # far is far: no overflow
     if bidirectional:
         side = (rel > 0).long() * per_side  # keys after the query use the upper half
         distance = rel.abs()
@@ -95,7 +97,8 @@ class RelativePositionBias(nn.Module):
         q = check.positive_int("q_len", q_len)
         k = check.positive_int("k_len", k_len)
         device = self.bias.weight.device
-        query_pos = torch.arange(q, device=device)[:, None] + int(query_offset)  # (T_q, 1)
+        offset = check.whole_int("query_offset", query_offset)
+        query_pos = torch.arange(q, device=device)[:, None] + offset  # (T_q, 1)
         key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)
         return t5_relative_position_bucket(
             key_pos - query_pos, self.bidirectional, self.num_buckets, self.max_distance

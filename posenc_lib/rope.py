@@ -93,13 +93,13 @@ def _yarn(head_dim, base, params, seq_len, dtype):
     transformers.
     """
     s, original = params["factor"], params["original_max_position_embeddings"]
-    beta_fast, beta_slow = params.get("beta_fast") or 32.0, params.get("beta_slow") or 1.0
+    beta_fast, beta_slow = params["beta_fast"], params["beta_slow"]
 
     def pair_index_of(turns):  # solve L * base ** (-2i/D) / (2 pi) = turns for i
         return head_dim * math.log(original / (turns * 2 * math.pi)) / (2 * math.log(base))
 
     low, high = pair_index_of(beta_fast), pair_index_of(beta_slow)
-    if params.get("truncate", True):
+    if params["truncate"]:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, head_dim - 1)
     if low == high:
@@ -151,11 +151,13 @@ ROPE_SCALING: dict[str, tuple[Callable, frozenset, frozenset]] = {
 
 
 def _checked_scaling(scaling) -> tuple[str, dict]:
+    """The rope_type and its checked parameters, with YaRN's defaults filled in."""
     if scaling is None:
         return "default", {}
     if not isinstance(scaling, dict):
         raise ValueError(
-            f"scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, got {scaling!r}."
+            f"scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, "
+            f"got {check.show(scaling)}."
         )
     rope_type = check.choice("scaling['rope_type']", scaling.get("rope_type"), tuple(ROPE_SCALING))
     _, required, optional = ROPE_SCALING[rope_type]
@@ -167,21 +169,30 @@ def _checked_scaling(scaling) -> tuple[str, dict]:
         raise ValueError(
             f"rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed}."
         )
-    params = dict(scaling)
-    if "factor" in params:
-        params["factor"] = check.positive_float(
-            "scaling['factor']", params["factor"], 1.0, inclusive=True
-        )
-    if "original_max_position_embeddings" in params:
-        params["original_max_position_embeddings"] = check.positive_int(
-            "scaling['original_max_position_embeddings']",
-            params["original_max_position_embeddings"],
-        )
-    if rope_type == "llama3" and not 0 < params["low_freq_factor"] < params["high_freq_factor"]:
+    params = {}
+    for key in given:
+        label, value = f"scaling[{key!r}]", scaling[key]
+        if key == "factor":
+            params[key] = check.positive_float(label, value, 1.0, inclusive=True)
+        elif key == "original_max_position_embeddings":
+            params[key] = check.positive_int(label, value)
+        elif key == "truncate":
+            params[key] = check.boolean(label, value)
+        else:  # frequency factors, betas, attention factor, mscales: positive numbers
+            params[key] = check.positive_float(label, value)
+    if rope_type == "llama3" and not params["low_freq_factor"] < params["high_freq_factor"]:
         raise ValueError(
-            "llama3 scaling needs 0 < low_freq_factor < high_freq_factor, got "
+            "llama3 scaling needs low_freq_factor < high_freq_factor, got "
             f"{params['low_freq_factor']} and {params['high_freq_factor']}."
         )
+    if rope_type == "yarn":
+        params = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True} | params
+        if params["beta_fast"] < params["beta_slow"]:
+            raise ValueError(
+                "yarn scaling needs beta_fast >= beta_slow (turns over the original context above "
+                f"which pairs extrapolate, below which they interpolate), got {params['beta_fast']} "
+                f"and {params['beta_slow']}."
+            )
     return rope_type, params
 
 
@@ -198,13 +209,24 @@ def rope_inv_freq(
     Returns (inv_freq (D/2,), attention_scaling float).
     """
     d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    if d < 4:
-        raise ValueError(f"head_dim must be at least 4 for RoPE's frequency ladder, got {d}.")
     b = check.positive_float("base", base, minimum=1.0)
+    check.table_dtype(dtype, device)
     if seq_len is not None:
         seq_len = check.positive_int("seq_len", seq_len)
     rope_type, params = _checked_scaling(scaling)
-    inv_freq, attention_scaling = ROPE_SCALING[rope_type][0](d, b, params, seq_len, dtype)
+    if rope_type in ("ntk", "dynamic") and d < 4:
+        raise ValueError(
+            f"{rope_type} scaling raises the base to the power D / (D - 2): head_dim must be at least 4, got {d}."
+        )
+    try:
+        inv_freq, attention_scaling = ROPE_SCALING[rope_type][0](d, b, params, seq_len, dtype)
+    except OverflowError:
+        inv_freq = None
+    if inv_freq is None or not bool(torch.isfinite(inv_freq).all() and (inv_freq > 0).all()):
+        raise ValueError(
+            f"base={b:g} with scaling={scaling} gives frequencies that overflow or vanish in {dtype}; "
+            "use a smaller base or factor."
+        )
     return inv_freq.to(device=device), float(attention_scaling)
 
 
@@ -213,23 +235,34 @@ def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
 
     positions: an int T (meaning 0 .. T-1) or a tensor (..., T); fractional positions are allowed.
     inv_freq: (D/2,) from ``rope_inv_freq``. The angles are computed in inv_freq's dtype (float32
-    by default, as in transformers' Llama). ``"half"`` repeats the frequencies as [theta, theta];
+    by default, as in transformers' Llama; at least float32 for half-precision inv_freq). ``"half"`` repeats the frequencies as [theta, theta];
     ``"interleaved"`` as [theta_0, theta_0, theta_1, theta_1, ...].
     Returns (cos, sin), each (..., T, D), already multiplied by attention_scaling.
     """
-    check.tensor("inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+    check.float_tensor("inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+    if inv_freq.numel() == 0:
+        raise ValueError(
+            "inv_freq is empty; it needs one frequency per pair of dims (head_dim // 2)."
+        )
     check.choice("style", style, STYLES)
     scale = check.positive_float("attention_scaling", attention_scaling)
     if not isinstance(positions, torch.Tensor):
-        n = check.positive_int("positions (a sequence length)", positions)
-        positions = torch.arange(n, device=inv_freq.device)
+        label = "positions (a sequence length, or a tensor of positions)"
+        positions = torch.arange(check.positive_int(label, positions), device=inv_freq.device)
     check.tensor("positions", positions, min_rank=1, shape_hint="(..., T)")
-    angles = positions[..., None].to(inv_freq.dtype) * inv_freq  # (..., T, D/2)
+    if positions.dtype == torch.bool or positions.dtype.is_complex:
+        raise ValueError(f"positions must be real numbers, got dtype {positions.dtype}.")
+    if positions.dtype.is_floating_point and not bool(torch.isfinite(positions).all()):
+        raise ValueError("positions must be finite; got NaN or infinity among them.")
+    check.table_size("the cos and sin tables", positions.numel(), 2 * inv_freq.numel())
+    # Half-precision angles lose whole radians past a few hundred positions: compute in >= float32.
+    work = torch.promote_types(inv_freq.dtype, torch.float32)
+    angles = positions[..., None].to(work) * inv_freq.to(work)  # (..., T, D/2)
     if style == "half":
         angles = torch.cat((angles, angles), dim=-1)  # (..., T, D)
     else:
         angles = angles.repeat_interleave(2, dim=-1)  # (..., T, D)
-    return angles.cos() * scale, angles.sin() * scale
+    return (angles.cos() * scale).to(inv_freq.dtype), (angles.sin() * scale).to(inv_freq.dtype)
 
 
 def _pair_halves(t: torch.Tensor, style: str):
@@ -257,7 +290,10 @@ def _rotate(x, cos, sin, style):
 
 
 class _Rotation(torch.autograd.Function):
-    """y = R x per pair. R is orthogonal up to the scale, so the gradient is R^T g: sin negated."""
+    """y = R x per pair. R is orthogonal up to the scale, so the gradient is R^T g: sin negated.
+
+    The backward pass is itself a _Rotation, so second derivatives work too.
+    """
 
     @staticmethod
     def forward(ctx, x, cos, sin, style):
@@ -268,7 +304,45 @@ class _Rotation(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         cos, sin = ctx.saved_tensors
-        return _rotate(grad.contiguous(), cos, -sin, ctx.style), None, None, None
+        return _Rotation.apply(grad, cos, -sin, ctx.style), None, None, None
+
+
+def _check_rope_inputs(x, cos, sin, style) -> None:
+    """apply_rope's input, each mistake named in a sentence."""
+    check.choice("style", style, STYLES)
+    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    check.float_tensor("cos", cos, min_rank=2, shape_hint="(T, head_dim)")
+    check.float_tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
+    if cos.shape != sin.shape:
+        raise ValueError(
+            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}."
+        )
+    check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    if cos.shape[-2:] != x.shape[-2:]:
+        raise ValueError(
+            f"cos and sin have shape {tuple(cos.shape)} but x has shape {tuple(x.shape)}; their "
+            f"last two dims must be (T, head_dim) = {tuple(x.shape[-2:])}: an angle per position and dim."
+        )
+    try:
+        fits = torch.broadcast_shapes(x.shape, cos.shape) == x.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"cos of shape {tuple(cos.shape)} does not broadcast to x's shape {tuple(x.shape)}."
+        )
+    if cos.requires_grad or sin.requires_grad:
+        raise ValueError(
+            "apply_rope does not differentiate through cos and sin; pass them detached."
+        )
+    for name, table in (("cos", cos), ("sin", sin)):
+        first, second = _pair_halves(table, style)
+        if not torch.equal(first, second):
+            other = STYLES[1 - STYLES.index(style)]
+            raise ValueError(
+                f"{name} does not repeat each frequency over the two dims of a pair in the {style!r} "
+                f"layout; was it built with rope_cos_sin(..., style={other!r})? Use one style for all."
+            )
 
 
 def apply_rope(x, cos, sin, style="half"):
@@ -279,34 +353,5 @@ def apply_rope(x, cos, sin, style="half"):
     (style="half") and GPT-J's (style="interleaved"). Differentiable in x (not in cos and sin).
     Returns a tensor of x's shape and dtype.
     """
-    check.choice("style", style, STYLES)
-    check.tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    check.tensor("cos", cos, min_rank=2, shape_hint="(T, head_dim)")
-    check.tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
-    if cos.shape != sin.shape:
-        raise ValueError(
-            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}."
-        )
-    check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
-    if cos.shape[-2:] != x.shape[-2:]:
-        raise ValueError(
-            f"cos and sin have shape {tuple(cos.shape)} but x has shape {tuple(x.shape)}; their last "
-            f"two dims must be (T, head_dim) = {tuple(x.shape[-2:])}: one angle per position and dim."
-        )
-    if torch.broadcast_shapes(x.shape, cos.shape) != x.shape:
-        raise ValueError(
-            f"cos of shape {tuple(cos.shape)} does not broadcast to x's shape {tuple(x.shape)}."
-        )
-    if cos.requires_grad or sin.requires_grad:
-        raise ValueError(
-            "apply_rope does not differentiate through cos and sin; pass them detached."
-        )
-    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
-    c1, c2 = _pair_halves(cos, style)
-    if not torch.equal(c1, c2):
-        other = STYLES[1 - STYLES.index(style)]
-        raise ValueError(
-            f"cos does not repeat each frequency over the two dims of a pair in the {style!r} layout; "
-            f"was it built with rope_cos_sin(..., style={other!r})? Use the same style for both."
-        )
-    return _Rotation.apply(x, cos, sin, style)
+    _check_rope_inputs(x, cos, sin, style)
+    return _Rotation.apply(x, cos.to(x.dtype), sin.to(x.dtype), style)

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -131,6 +132,13 @@ def test_learned_table_looks_up_rows_and_refuses_past_its_end():
         emb(torch.tensor([0.5]))
 
 
+def test_shift_matrix_accepts_numpy_numbers_and_uint8_positions_are_not_a_mask():
+    assert_close(sinusoidal_shift_matrix(np.int64(3), 8), sinusoidal_shift_matrix(3, 8))
+    emb = LearnedPositionalEmbedding(8, 4)
+    positions = torch.tensor([0, 1, 0, 1, 0, 0, 0, 1], dtype=torch.uint8)
+    assert torch.equal(emb(positions), emb.weight[positions.long()])
+
+
 def test_tables_honour_dtype_and_are_float32_by_default():
     for fn in (integer_encoding, normalized_encoding, binary_encoding, sinusoidal_encoding):
         assert fn(4, 4).dtype == torch.float32
@@ -150,7 +158,30 @@ def test_tables_honour_dtype_and_are_float32_by_default():
         (lambda: normalized_encoding(4, -1), "d_model must be at least 1, got -1"),
         (lambda: binary_encoding(True, 4), "boolean"),
         (lambda: LearnedPositionalEmbedding(0, 4), "max_len must be at least 1"),
-        (lambda: sinusoidal_shift_matrix("3", 8), "offset must be a number"),
+        (
+            lambda: sinusoidal_shift_matrix("3", 8),
+            r"offset \(a number of positions\) must be a real number",
+        ),
+        (lambda: sinusoidal_shift_matrix(float("nan"), 8), "must be a finite number"),
+        (lambda: sinusoidal_shift_matrix(10**400, 8), "too large to be a float"),
+        (lambda: integer_encoding(10**400, 4), r"n_positions must be at most .*\(401 characters\)"),
+        (lambda: integer_encoding(10**6, 10**6), r"would hold 1e\+12 values"),
+        (
+            lambda: integer_encoding(3, 2, dtype="float32"),
+            "dtype must be a floating-point torch.dtype",
+        ),
+        (lambda: integer_encoding(3, 2, dtype=torch.int64), "dtype must be a floating-point"),
+        (lambda: integer_encoding(3000, 2, dtype=torch.float16), "cannot hold every position"),
+        (lambda: sinusoidal_encoding(3, 4, device="gpu"), "device must name a torch device"),
+        (lambda: sinusoidal_frequencies(4, base=10**400), "base is too large"),
+        (
+            lambda: sinusoidal_frequencies(4, base=torch.tensor([1e4, 2.0])),
+            "base must be a real number",
+        ),
+        (lambda: binary_encoding(3, 10**10), "d_model must be at most"),
+        (lambda: binary_encoding(3, 10**9), "would hold"),
+        (lambda: LearnedPositionalEmbedding(4, 2)(torch.tensor([1 + 0j])), "integer tensor"),
+        (lambda: LearnedPositionalEmbedding(4, 2)([0, 1]), "or a tensor of positions"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):

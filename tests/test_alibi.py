@@ -66,6 +66,9 @@ def test_bloom_sign_convention_gives_the_same_attention():
         (lambda: alibi_bias(4, 5, 3), "k_len=3 is shorter than q_len=5"),
         (lambda: alibi_bias(4, 5, causal=1), "causal must be True or False"),
         (lambda: alibi_bias(4, 0), "q_len must be at least 1"),
+        (lambda: alibi_slopes(10**9), "num_heads must be at most 65536"),
+        (lambda: alibi_bias(2, 3, dtype=torch.int64), "floating-point torch.dtype"),
+        (lambda: alibi_bias(64, 10**5), "would hold"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):

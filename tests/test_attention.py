@@ -63,6 +63,13 @@ def test_agrees_with_torch_scaled_dot_product_attention(causal):
     assert_close(out, theirs)
 
 
+def test_a_query_that_sees_no_key_is_refused():
+    bias = torch.zeros(3, 3)
+    bias[1] = float("-inf")
+    with pytest.raises(ValueError, match="every key masked"):
+        self_attention(torch.randn(3, 4), *[w.float() for w in _weights(4, 4)], bias=bias)
+
+
 def test_causal_mask_hides_the_future():
     x = torch.randn(5, 4)
     _, weights = self_attention(x, *[w.float() for w in _weights(4, 4)], causal=True)
@@ -104,10 +111,42 @@ def test_bias_is_added_to_the_logits_and_a_head_bias_adds_a_head_dim():
             "must end in \\(4, 4\\)",
         ),
         (([[1.0]],), "x must be a torch.Tensor"),
+        ((torch.ones(4, 8, dtype=torch.long),), "x must hold real floating-point numbers"),
+        ((torch.randn(4, 8, dtype=torch.float64),), "w_q is torch.float32 but x is torch.float64"),
+        ((torch.randn(4, 8), torch.randn(8, 0), torch.randn(8, 0)), "at least one column"),
+        ((torch.randn(0, 8),), "at least one position"),
+        (
+            (
+                torch.randn(4, 8),
+                torch.randn(8, 4),
+                torch.randn(8, 4),
+                torch.randn(8, 4),
+                None,
+                "no",
+            ),
+            "causal must be True or False",
+        ),
+        (
+            (
+                torch.randn(4, 8),
+                torch.randn(8, 4),
+                torch.randn(8, 4),
+                torch.randn(8, 4),
+                torch.zeros(4, 4, dtype=torch.float64),
+            ),
+            "bias is torch.float64 but x is torch.float32",
+        ),
     ],
 )
 def test_bad_input_gets_a_sentence(args, message):
-    defaults = [torch.randn(4, 8), torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 4), None]
+    defaults = [
+        torch.randn(4, 8),
+        torch.randn(8, 4),
+        torch.randn(8, 4),
+        torch.randn(8, 4),
+        None,
+        False,
+    ]
     call = list(args) + defaults[len(args) :]
     with pytest.raises(ValueError, match=message):
         self_attention(*call)

@@ -37,6 +37,12 @@ def test_bucket_laws():
     assert causal.max() == 31
 
 
+def test_extreme_offsets_land_in_the_far_buckets():
+    extreme = torch.tensor([-(2**63), -(2**62), 2**62, 2**63 - 1])
+    assert t5_relative_position_bucket(extreme).tolist() == [15, 15, 31, 31]
+    assert t5_relative_position_bucket(extreme, bidirectional=False).tolist() == [31, 31, 0, 0]
+
+
 def test_bias_module_equals_t5_compute_bias():
     for heads, buckets, dist, is_decoder in ((4, 32, 128, False), (3, 16, 40, True)):
         config = T5Config(
@@ -79,6 +85,14 @@ def test_bias_is_translation_invariant_and_starts_at_zero():
         ),
         (lambda: RelativePositionBias(0), "num_heads must be at least 1"),
         (lambda: RelativePositionBias(2)(0), "q_len must be at least 1"),
+        (lambda: RelativePositionBias(2)(3, 5, 2.7), "query_offset must be a whole number"),
+        (lambda: RelativePositionBias(2)(3, 5, True), "query_offset must be a whole number"),
+        (lambda: t5_relative_position_bucket("a"), "an int, a list of ints or an integer tensor"),
+        (lambda: t5_relative_position_bucket(torch.tensor([1 + 0j])), "integer tensor"),
+        (
+            lambda: t5_relative_position_bucket(3, max_distance=10**400),
+            "max_distance must be at most",
+        ),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):

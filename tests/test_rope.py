@@ -251,6 +251,27 @@ def test_gradient_is_the_inverse_rotation():
         )
 
 
+def test_second_derivatives_work():
+    x = torch.randn(2, 5, 8, **F64, requires_grad=True)
+    cos, sin = rope_cos_sin(5, rope_inv_freq(8, **F64)[0])
+    assert torch.autograd.gradgradcheck(lambda t: apply_rope(t, cos, sin), (x,))
+
+
+def test_half_precision_frequencies_give_accurate_angles():
+    """fp16 positions overflow past 65504 and bf16 ones lose whole radians: angles use float32."""
+    for dtype in (torch.float16, torch.bfloat16):
+        inv_freq, _ = rope_inv_freq(8, dtype=dtype)
+        cos, sin = rope_cos_sin(70_000, inv_freq)
+        assert cos.dtype == dtype and torch.isfinite(cos).all()
+        exact = (torch.arange(70_000, **F64)[:, None] * inv_freq.double()).cos()
+        assert (cos[:, :4].double() - exact).abs().max() < 0.02
+
+
+def test_head_dim_two_is_allowed_where_the_method_allows_it():
+    inv_freq, _ = rope_inv_freq(2)
+    assert inv_freq.tolist() == [1.0]
+
+
 def test_output_keeps_dtype_and_layout_is_contiguous():
     x = torch.randn(2, 6, 3, 8).transpose(
         1, 2
@@ -268,7 +289,7 @@ def test_output_keeps_dtype_and_layout_is_contiguous():
 def test_mixing_layouts_is_refused_with_a_hint():
     inv_freq, _ = rope_inv_freq(8)
     cos, sin = rope_cos_sin(4, inv_freq, style="interleaved")
-    with pytest.raises(ValueError, match="style='interleaved'.*same style"):
+    with pytest.raises(ValueError, match="style='interleaved'.*one style"):
         apply_rope(torch.randn(4, 8), cos, sin, style="half")
 
 
@@ -310,6 +331,112 @@ def test_mixing_layouts_is_refused_with_a_hint():
         ),
         (lambda: apply_rope(torch.randn(8), torch.ones(8), torch.ones(8)), "x must have 2 or more"),
         (lambda: apply_rope(torch.randn(4, 8), torch.ones(4, 8), torch.ones(3, 8)), "same shape"),
+        (
+            lambda: apply_rope(
+                torch.ones(4, 8, dtype=torch.long), *rope_cos_sin(4, rope_inv_freq(8)[0])
+            ),
+            "x must hold real floating-point numbers",
+        ),
+        (
+            lambda: apply_rope(torch.randn(2, 5, 8), torch.ones(3, 5, 8), torch.ones(3, 5, 8)),
+            "does not broadcast",
+        ),
+        (
+            lambda: apply_rope(
+                torch.randn(4, 8),
+                rope_cos_sin(4, rope_inv_freq(8)[0])[0],
+                rope_cos_sin(4, rope_inv_freq(8)[0], style="interleaved")[1],
+            ),
+            "sin does not repeat each frequency",
+        ),
+        (
+            lambda: rope_inv_freq(4, scaling={"rope_type": "ntk", "factor": 1e160}),
+            "overflow or vanish",
+        ),
+        (lambda: rope_inv_freq(8, 10**400), "base is too large"),
+        (lambda: rope_inv_freq(8, dtype=torch.int32), "floating-point torch.dtype"),
+        (lambda: rope_inv_freq(2, scaling={"rope_type": "ntk", "factor": 2.0}), "at least 4"),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "dynamic",
+                    "factor": 2.0,
+                    "original_max_position_embeddings": 2.5,
+                },
+            ),
+            "whole number",
+        ),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "original_max_position_embeddings": 8192,
+                    "low_freq_factor": "1",
+                    "high_freq_factor": 4.0,
+                },
+            ),
+            r"scaling\['low_freq_factor'\] must be a real number",
+        ),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                    "beta_fast": 1,
+                    "beta_slow": 32,
+                },
+            ),
+            "beta_fast >= beta_slow",
+        ),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                    "beta_fast": 0,
+                },
+            ),
+            "greater than 0",
+        ),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                    "truncate": "no",
+                },
+            ),
+            "True or False",
+        ),
+        (
+            lambda: rope_inv_freq(
+                64,
+                scaling={
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                    "attention_factor": float("nan"),
+                },
+            ),
+            "finite number",
+        ),
+        (lambda: rope_cos_sin(4, torch.empty(0)), "inv_freq is empty"),
+        (lambda: rope_cos_sin(torch.tensor([0.0, float("nan")]), torch.ones(2)), "must be finite"),
+        (lambda: rope_cos_sin(4, torch.tensor([1, 2])), "real floating-point"),
+        (
+            lambda: rope_cos_sin(torch.tensor([True]), torch.ones(2)),
+            "positions must be real numbers",
+        ),
+        (lambda: rope_cos_sin([0, 1], torch.ones(2)), "or a tensor of positions"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):
