@@ -9,20 +9,30 @@ STAMP := $(VENV)/.installed
 LAB_ARGS ?=
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# The torch pin lives in pyproject.toml only. On Linux, PyPI's torch wheel is a multi-GB CUDA build,
+# so torch is installed first, with PyTorch's CPU index added (its +cpu wheel wins over PyPI's).
+TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
+TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
+PIP := $(BIN)/python -m pip install --disable-pip-version-check
 
 .PHONY: setup lab test lint format bench clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
-		{ echo "Python >= 3.10 is needed; $(PYTHON) is $$($(PYTHON) --version)."; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
+		echo "The course needs Python >= 3.10; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)."; \
+		echo "Install a newer Python (python.org, or 'brew install python@3.12' on macOS), then run"; \
+		echo "for example: make test PYTHON=python3.12"; exit 1; }
 	@test -x $(BIN)/python || { echo "==> Creating a virtual environment in $(VENV)/"; \
 		$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }; }
-	@echo "==> Installing the course and its tools into $(VENV)/ (torch 2.13.0 CPU, JupyterLab, ipympl,"
-	@echo "    transformers for the agreement tests, ...). A few minutes the first time; log: $(VENV)/install.log"
-	@$(BIN)/python -m pip install --disable-pip-version-check -e ".[test]" > $(VENV)/install.log 2>&1 || \
+	@echo "==> Installing $(TORCH_PIN) (CPU build) into $(VENV)/; log: $(VENV)/install.log"
+	@$(PIP) "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
+		{ tail -n 30 $(VENV)/install.log; echo "Installing torch failed: see $(VENV)/install.log"; exit 1; }
+	@echo "==> Installing the course and its tools (JupyterLab, ipywidgets, ipympl, pytest, nbval,"
+	@echo "    ruff, transformers for the agreement tests). A few minutes the first time."
+	@$(PIP) -e ".[test]" >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
 	@$(BIN)/python -c 'import torch, posenc_lib; print("==> Ready: torch", torch.__version__, "| posenc_lib from", posenc_lib.__path__[0])'
 	@touch $(STAMP)
@@ -31,12 +41,14 @@ lab: setup
 	@echo "==> Opening JupyterLab on the course (Ctrl-C twice to stop)"
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
 
-test: setup
+test: setup lint
+	@echo "==> pytest: library tests, then every notebook under nbval"
+	$(BIN)/pytest
+
+lint: setup
 	@echo "==> ruff: lint and format"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@echo "==> pytest: library tests, then every notebook under nbval"
-	$(BIN)/pytest
 
 format: setup
 	$(BIN)/ruff format .

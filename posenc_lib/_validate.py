@@ -16,7 +16,7 @@ import torch
 # Sizes beyond these are mistakes, not experiments: refuse them before torch tries to allocate.
 MAX_SIZE = 2**31 - 1  # any one length, width, head count or position
 MAX_TABLE_VALUES = 2**31  # values in one table: 8 GiB of float32
-SIGNED_INT_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+INTEGER_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 
 
 def show(value) -> str:
@@ -127,7 +127,7 @@ def float_tensor(name: str, value, min_rank: int = 1, max_rank: int | None = Non
 def integer_tensor(name: str, value, what: str = "whole numbers"):
     """Raise ValueError unless ``value`` is a tensor of an integer dtype (bool excluded)."""
     tensor(name, value, min_rank=0)
-    if value.dtype not in SIGNED_INT_DTYPES:
+    if value.dtype not in INTEGER_DTYPES:
         raise ValueError(f"{name} must hold {what} (an integer tensor), got dtype {value.dtype}.")
     return value
 

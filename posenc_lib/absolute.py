@@ -36,12 +36,10 @@ def integer_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) 
     Returns (T, D).
     """
     n, d = _sizes(n_positions, d_model, dtype, device)
-    if (
-        n - 1 > 2 / torch.finfo(dtype).eps
-    ):  # whole numbers are exact up to 2 / eps (2**24 in float32)
-        raise ValueError(
-            f"{dtype} cannot hold every position up to {n - 1} exactly; use torch.float32 or float64."
-        )
+    # A float holds whole numbers exactly up to 2 / eps: 2**24 in float32, 2048 in float16.
+    if n - 1 > 2 / torch.finfo(dtype).eps:
+        wider = "torch.float64" if dtype == torch.float32 else "torch.float32 or torch.float64"
+        raise ValueError(f"{dtype} cannot hold every position up to {n - 1} exactly; use {wider}.")
     return _positions(n, device)[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
 
 
@@ -71,9 +69,8 @@ def binary_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -
         )
     t = torch.arange(n, dtype=torch.int64, device=device)  # (T,)
     bits = torch.arange(min(d, 63), dtype=torch.int64, device=device)  # (min(D, 63),)
-    table = torch.zeros(
-        n, d, dtype=dtype, device=device
-    )  # (T, D); bits past 62 are 0 for T < 2**63
+    # (T, D); columns past 62 stay 0, as every position here is below 2**63
+    table = torch.zeros(n, d, dtype=dtype, device=device)
     table[:, : bits.numel()] = ((t[:, None] >> bits[None, :]) & 1).to(dtype)
     return table
 
@@ -111,7 +108,9 @@ def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float3
     """The matrix M_k with PE_{t+k} = M_k @ PE_t for every t (column vectors).
 
     M_k is block diagonal: one 2x2 rotation [[cos k w_i, sin k w_i], [-sin k w_i, cos k w_i]] per
-    (sin, cos) pair, by angle -k * w_i. It depends on the offset k only, never on t: this is why a
+    pair. The pairs are ordered (sin, cos), so advancing the angle by k w_i is a rotation by -k w_i
+    of the vector (sin, cos): (sin(a + b), cos(a + b)) = (s cos b + c sin b, -s sin b + c cos b).
+    It depends on the offset k only, never on t: this is why a
     linear layer can learn to attend by relative position (Vaswani et al. 2017, section 3.5).
     For a table with rows PE[t], use ``PE[t] @ M_k.T``. ``offset`` may be negative or fractional.
     Returns (D, D).
@@ -129,7 +128,8 @@ class LearnedPositionalEmbedding(nn.Module):
     """A trainable table with one row per position 0 .. max_len - 1 (BERT, GPT-2).
 
     ``forward(positions)`` takes an int T (meaning positions 0 .. T-1) or a LongTensor of positions
-    of shape (..., T) and returns (..., T, D). Rows start as N(0, 0.02**2) noise, as in GPT-2.
+    of shape (..., T) and returns (..., T, D). Rows start as N(0, 0.02**2) noise, as in Hugging
+    Face's GPT-2 and BERT (``initializer_range=0.02``).
     A position >= max_len raises ValueError: the table has no row there, and nothing learned about
     positions 0 .. max_len - 1 says what such a row should be.
     """
@@ -143,27 +143,29 @@ class LearnedPositionalEmbedding(nn.Module):
         nn.init.normal_(self.weight, mean=0.0, std=0.02)
 
     def forward(self, positions) -> torch.Tensor:
-        asked = ""
         if not isinstance(positions, torch.Tensor):
-            n = check.positive_int(
-                "positions (a sequence length, or a tensor of positions)", positions
-            )
+            label = "positions (a sequence length, or a tensor of positions)"
+            n = check.positive_int(label, positions)
+            if n > self.max_len:  # before arange: a huge n never allocates
+                first_missing = f"a sequence of {n} tokens needs positions 0..{n - 1}, and position"
+                raise self._past_the_end(f"{first_missing} {self.max_len}")
             positions = torch.arange(n, device=self.weight.device)  # (T,)
-            asked = f"a sequence of {n} tokens needs positions 0..{n - 1}, and "
         check.integer_tensor("positions", positions)
-        positions = positions.long()  # uint8 would index as a mask
+        positions = positions.long()  # a uint8 tensor would index as a mask
         if positions.numel() and int(positions.min()) < 0:
             raise ValueError(f"positions must be >= 0, got {int(positions.min())}.")
         if positions.numel() and int(positions.max()) >= self.max_len:
-            last = int(positions.max())
-            raise ValueError(
-                f"{asked}position {last} is past the end of this learned table, which has max_len="
-                f"{self.max_len} rows (positions 0..{self.max_len - 1}). A learned table only has "
-                "rows for the positions it was built and trained for, so it cannot extrapolate to "
-                "longer sequences: there is no row to look up. Build a longer table (and train it), "
-                "or use an encoding defined at every position (sinusoidal, ALiBi, RoPE)."
-            )
+            raise self._past_the_end(f"position {int(positions.max())}")
         return self.weight[positions]  # (..., T, D)
+
+    def _past_the_end(self, what: str) -> ValueError:
+        return ValueError(
+            f"{what} is past the end of this learned table, which has max_len={self.max_len} rows "
+            f"(positions 0..{self.max_len - 1}). A learned table only has rows for the positions it "
+            "was built and trained for, so it cannot extrapolate to longer sequences: there is no "
+            "row to look up. Build a longer table (and train it), or use an encoding defined at "
+            "every position (sinusoidal, ALiBi, RoPE)."
+        )
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"

@@ -25,7 +25,7 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor
     """The slope of each head: m_h = 2 ** (-8 h / H) when H is a power of two.
 
     For other H (Press et al. 2022, section 3 and their code; BLOOM's ``build_alibi_tensor`` does
-    the same): take the H' slopes of the largest power of two H' < H, then fill the remaining
+    the same): take the H' slopes of the largest power of two H' <= H, then fill the remaining
     H - H' heads with every other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H')),
     which interleave between the first set. Returns (H,).
     """
@@ -42,8 +42,9 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
     Queries are the last ``q_len`` of the ``k_len`` positions (q_len == k_len without a cache),
     so query row r sits at position i = r + k_len - q_len.
     causal=True: -m_h * (i - j) for keys j <= i, and -inf for keys after the query.
-    causal=False: -m_h * |i - j| (the symmetric form for encoders).
-    Press et al. 2022, eq. in section 3: softmax(q_i K^T + m * [-(i-1), ..., -1, 0]).
+    causal=False: -m_h * |i - j|, a symmetric form for encoders (not in the paper, which is causal).
+    Press et al. 2022, section 3: softmax(q_i K^T + m * [-(i-1), ..., -2, -1, 0]), with positions
+    counted from 1; here they count from 0, so query i sees [-i, ..., -1, 0].
     Returns (H, T_q, T_k).
     """
     q = check.positive_int("q_len", q_len)

@@ -1,9 +1,11 @@
 """Relative position bias: a learned scalar per head for each (bucketed) key - query offset.
 
 T5: Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified Text-to-Text
-Transformer", arXiv:1910.10683, section 2.1. Offsets below ``num_buckets // 2`` (per direction)
-get a bucket each; larger ones share logarithmically wider buckets up to ``max_distance``, beyond
-which everything falls in the last bucket. One table is shared by all layers.
+Transformer", arXiv:1910.10683, section 2.1. Each direction has its own buckets (all of them
+when causal, half of them when bidirectional); the first half of a direction's buckets hold one
+offset each (offsets 0..7 for T5's default 32 bidirectional buckets), the rest share logarithmically
+wider ranges up to ``max_distance``, beyond which everything falls in the last bucket. One table is
+shared by all layers.
 
 Shapes: H heads, T_q query positions, T_k key positions.
 """
@@ -79,7 +81,9 @@ class RelativePositionBias(nn.Module):
 
     ``forward(q_len, k_len)`` returns the bias (H, q_len, k_len) for queries 0 .. q_len-1 and keys
     0 .. k_len-1, ready to add to the attention logits. ``query_offset`` shifts the query positions
-    (for a decoder that has already seen that many tokens). The table is ``self.bias.weight``,
+    (for a decoder that has already seen that many tokens), as T5's ``past_seen_tokens`` does.
+    Note the convention: queries start at position 0 unless shifted, whereas ``alibi_bias`` puts
+    the queries at the last q_len of the k_len positions. The table is ``self.bias.weight``,
     (num_buckets, H), initialised at zero so an untrained bias changes nothing.
     """
 
@@ -96,6 +100,7 @@ class RelativePositionBias(nn.Module):
         """Bucket ids (q_len, k_len) for every (query, key) pair."""
         q = check.positive_int("q_len", q_len)
         k = check.positive_int("k_len", k_len)
+        check.table_size(f"a ({self.num_heads}, {q}, {k}) bias", self.num_heads, q, k)
         device = self.bias.weight.device
         offset = check.whole_int("query_offset", query_offset)
         query_pos = torch.arange(q, device=device)[:, None] + offset  # (T_q, 1)

@@ -101,19 +101,26 @@ def _yarn(head_dim, base, params, seq_len, dtype):
     low, high = pair_index_of(beta_fast), pair_index_of(beta_slow)
     if params["truncate"]:
         low, high = math.floor(low), math.ceil(high)
+    # (sic) the upper clamp is head_dim - 1 although pair indices stop at D/2 - 1: kept, because
+    # transformers does the same and checkpoints were tuned with it; the ramp clamps anyway.
     low, high = max(low, 0), min(high, head_dim - 1)
     if low == high:
         high += 0.001  # a step instead of a ramp, without dividing by zero
     pair = torch.arange(head_dim // 2, dtype=dtype)  # (D/2,)
     keep = 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 1 = extrapolate, 0 = divide by s
-    wavelength_ladder = base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)  # (D/2,)
-    interpolated, extrapolated = 1.0 / (s * wavelength_ladder), 1.0 / wavelength_ladder
+    base_powers = base ** (
+        torch.arange(0, head_dim, 2, dtype=dtype) / head_dim
+    )  # (D/2,): 1/theta_i
+    interpolated, extrapolated = 1.0 / (s * base_powers), 1.0 / base_powers
     inv_freq = interpolated * (1 - keep) + extrapolated * keep
     return inv_freq, _yarn_attention_scaling(params)
 
 
 def _llama3(head_dim, base, params, seq_len, dtype):
-    """Llama 3.1's scaling (Meta, 2024; "The Llama 3 Herd of Models", arXiv:2407.21783).
+    """Llama 3.1's scaling: Meta's ``apply_scaling`` in the llama-models code, as transformers has it.
+
+    Used by Llama 3.1 (Meta 2024, "The Llama 3 Herd of Models", arXiv:2407.21783); the paper itself
+    does not spell the formula out, the released code does.
 
     Wavelengths shorter than L / high_freq_factor are kept, longer than L / low_freq_factor are
     divided by s, and in between the frequency is blended by r = L / wavelength:
@@ -274,9 +281,12 @@ def _pair_halves(t: torch.Tensor, style: str):
 
 
 def _rotate(x, cos, sin, style):
-    """(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) for every pair, written once into a new tensor.
+    """(x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) for every pair: RoFormer eq. (34).
 
-    Four fused passes over half-size views instead of transformers' five full-size temporaries.
+    In the textbook form this is ``x * cos + rotate_half(x) * sin`` (transformers' Llama), where
+    rotate_half(x) = (-x2, x1). That form makes five full-size temporaries; here each half of the
+    output is written in place with two fused passes (mul, then addcmul_), about twice as fast on
+    the CPU (benchmarks/bench_rope.py). tests/test_rope.py checks both give the same numbers.
     """
     out = torch.empty_like(x, memory_format=torch.contiguous_format)  # (..., T, D)
     x1, x2 = _pair_halves(x, style)
@@ -346,7 +356,8 @@ def _check_rope_inputs(x, cos, sin, style) -> None:
 
 
 def apply_rope(x, cos, sin, style="half"):
-    """Rotate every pair of dims of ``x`` by its position's angle: RoFormer eq. (34).
+    """Rotate every pair of dims of ``x`` by its position's angle: RoFormer eq. (34),
+    ``x * cos + rotate_half(x) * sin`` in the "half" layout.
 
     x: (..., T, D), e.g. (B, H, T, D). cos, sin: (T, D) or any shape that broadcasts to x's, from
     ``rope_cos_sin`` with the same ``style``. Equal to transformers' Llama ``apply_rotary_pos_emb``

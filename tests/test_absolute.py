@@ -98,6 +98,16 @@ def test_shift_matrix_maps_every_position_to_its_offset(d_half, base, k):
     assert_close(m_k @ m_k.T, torch.eye(d, dtype=torch.float64), atol=1e-12, rtol=0)
 
 
+@given(d_half=st.integers(1, 32), base=st.floats(2.0, 1e5), k=st.integers(-300, 300))
+def test_shift_matrix_moves_the_library_table_by_k_rows(d_half, base, k):
+    """M_k maps row t of sinusoidal_encoding to row t + k, for every t at once."""
+    d, n = 2 * d_half, 400
+    pe = sinusoidal_encoding(n + abs(k), d, base, **F64)  # (T, D)
+    start, end = max(0, -k), n + abs(k) - max(0, k)
+    m_k = sinusoidal_shift_matrix(k, d, base, **F64)
+    assert_close(pe[start:end] @ m_k.T, pe[start + k : end + k], atol=1e-9, rtol=0)
+
+
 def test_sinusoidal_agrees_with_gptj_table():
     """GPT-J builds the same table in the [sin..., cos...] order, in float32 arithmetic."""
     from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions

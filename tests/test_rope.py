@@ -78,10 +78,12 @@ def scaling_cases():
 
 @pytest.mark.parametrize(("head_dim", "base", "scaling"), list(scaling_cases()))
 def test_scaled_frequencies_equal_transformers(head_dim, base, scaling):
-    config = llama_config(head_dim, base, dict(scaling), max_positions=100_000)
+    # a consistent config: the extended length is factor x the original one
+    length = int(scaling.get("factor", 1) * scaling.get("original_max_position_embeddings", 2048))
+    config = llama_config(head_dim, base, dict(scaling), max_positions=length)
     theirs, their_scale = ROPE_INIT_FUNCTIONS[scaling["rope_type"]](config, "cpu")
     ours, our_scale = rope_inv_freq(head_dim, base, scaling)
-    assert_close(ours, theirs)
+    assert_close(ours, theirs, rtol=1e-6, atol=0)
     assert our_scale == pytest.approx(their_scale, rel=1e-12)
 
 
@@ -94,7 +96,7 @@ def test_dynamic_equals_transformers(head_dim, factor, seq_len):
         llama_config(head_dim, 10000.0, dict(scaling)), "cpu", seq_len
     )
     ours, scale = rope_inv_freq(head_dim, 10000.0, scaling, seq_len=seq_len)
-    assert_close(ours, theirs)
+    assert_close(ours, theirs, rtol=1e-6, atol=0)
     assert scale == 1.0
 
 
@@ -106,7 +108,7 @@ def test_static_ntk_equals_transformers_dynamic_at_factor_times_the_length(head_
     config = llama_config(head_dim, 10000.0, dynamic)
     theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", int(factor * 1000))
     ours, _ = rope_inv_freq(head_dim, 10000.0, {"rope_type": "ntk", "factor": factor})
-    assert_close(ours, theirs)
+    assert_close(ours, theirs, rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +144,7 @@ def test_interleaved_equals_gptj():
     theirs = gptj_apply(x, sin_t, cos_t)
     cos, sin = rope_cos_sin(n, rope_inv_freq(head_dim)[0], style="interleaved")  # (T, D)
     ours = apply_rope(x.transpose(1, 2), cos, sin, style="interleaved").transpose(1, 2)
-    assert_close(ours, theirs)
+    assert_close(ours, theirs)  # rotated values: float32 rounding of two formulas
 
 
 @given(
@@ -167,6 +169,36 @@ def test_scores_depend_only_on_the_offset(half_dim, base, m, n, shift, style, se
     rk = apply_rope(k.expand(4, d), cos, sin, style)
     assert_close(rq[0] @ rk[1], rq[2] @ rk[3], atol=1e-9, rtol=1e-9)
     assert_close(rq.norm(dim=-1), q.norm().expand(4))  # a rotation keeps lengths
+
+
+@given(
+    half_dim=st.integers(1, 32),
+    m=st.integers(0, 3000),
+    n=st.integers(0, 3000),
+    style=st.sampled_from(["half", "interleaved"]),
+    seed=st.integers(0, 1000),
+)
+def test_scores_equal_the_complex_closed_form(half_dim, m, n, style, seed):
+    """Pairs as complex numbers z: R_m z = z e^{i m theta}, so
+    <R_m q, R_n k> = Re sum_i q_i conj(k_i) e^{i (m - n) theta_i}."""
+    d = 2 * half_dim
+    g = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(d, generator=g, **F64), torch.randn(d, generator=g, **F64)
+    inv_freq, _ = rope_inv_freq(d, **F64)
+    cos, sin = rope_cos_sin(torch.tensor([m, n], **F64), inv_freq, style=style)  # (2, D)
+    rq, rk = (
+        apply_rope(q.expand(2, d), cos, sin, style),
+        apply_rope(k.expand(2, d), cos, sin, style),
+    )
+
+    def as_complex(v):  # first and second member of every pair -> real and imaginary part
+        if style == "half":
+            return torch.complex(v[: d // 2], v[d // 2 :])
+        return torch.complex(v[0::2], v[1::2])
+
+    phase = torch.polar(torch.ones_like(inv_freq), (m - n) * inv_freq)  # e^{i (m-n) theta}
+    expected = (as_complex(q) * as_complex(k).conj() * phase).real.sum()
+    assert_close(rq[0] @ rk[1], expected, atol=1e-9, rtol=1e-9)
 
 
 def half_to_interleaved(d):
@@ -204,6 +236,12 @@ def test_scaling_laws(factor, head_dim, base):
     assert torch.all(yarn <= default * (1 + 1e-12)) and torch.all(
         yarn >= default / factor * (1 - 1e-12)
     )
+    turns = 2048 * default / (2 * torch.pi)  # r_i: turns of pair i over the original context
+    fast, slow = turns > 32, turns < 1  # YaRN's default beta_fast = 32, beta_slow = 1
+    assert_close(yarn[fast], default[fast], rtol=1e-12, atol=0)  # fast pairs extrapolate
+    assert_close(yarn[slow], default[slow] / factor, rtol=1e-12, atol=0)  # slow ones interpolate
+    kept = yarn / default  # from 1 (kept) down to 1 / s (interpolated), never back up
+    assert torch.all(kept.diff() <= 1e-12)
     dyn = {"rope_type": "dynamic", "factor": factor, "original_max_position_embeddings": 2048}
     for seq_len in (None, 1, 1000, 2048):
         assert_close(rope_inv_freq(head_dim, base, dyn, seq_len, **F64)[0], default)

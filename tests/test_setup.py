@@ -36,7 +36,7 @@ def conda_requirements() -> dict[str, str]:
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     deps = [d for d in env["dependencies"] if isinstance(d, str) and d != "pip"]
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    return dict(_split(r) for r in deps + [p for p in pip if not p.startswith("-e")])
+    return dict(_split(r) for r in deps + [p for p in pip if not p.startswith("-")])
 
 
 def test_environment_yml_lists_the_same_packages_as_pyproject():
