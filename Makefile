@@ -10,7 +10,8 @@ LAB_ARGS ?=
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The torch pin lives in pyproject.toml only. On Linux, PyPI's torch wheel is a multi-GB CUDA build,
-# so torch is installed first, with PyTorch's CPU index added (its +cpu wheel wins over PyPI's).
+# so torch is installed first, with PyTorch's CPU index added (its +cpu wheel wins over PyPI's);
+# --no-deps keeps that index out of the other packages' look-ups (the next step installs them).
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
@@ -28,7 +29,7 @@ $(STAMP): pyproject.toml
 		$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }; }
 	@echo "==> Installing $(TORCH_PIN) (CPU build) into $(VENV)/; log: $(VENV)/install.log"
-	@$(PIP) "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
+	@$(PIP) --no-deps "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Installing torch failed: see $(VENV)/install.log"; exit 1; }
 	@echo "==> Installing the course and its tools (JupyterLab, ipywidgets, ipympl, pytest, nbval,"
 	@echo "    ruff, transformers for the agreement tests). A few minutes the first time."
