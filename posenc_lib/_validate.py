@@ -25,35 +25,27 @@ def show(value) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
 
 
-def positive_int(name: str, value, why: str = "", maximum: int = MAX_SIZE) -> int:
-    """Return ``value`` as an int if it is a whole number in [1, maximum], else raise ValueError."""
+def whole_int(name: str, value, maximum: int = MAX_SIZE, kind: str = "a whole number") -> int:
+    """Return ``value`` as an int if it is a whole number with |value| <= maximum (negatives allowed)."""
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be a positive whole number, got the boolean {value!r}.")
+        raise ValueError(f"{name} must be {kind}, got the boolean {value!r}.")
     try:
         as_int = operator.index(value)
     except TypeError:
         raise ValueError(
-            f"{name} must be a positive whole number, got {show(value)} of type {type(value).__name__}."
+            f"{name} must be {kind}, got {show(value)} of type {type(value).__name__}."
         ) from None
-    if as_int < 1:
-        raise ValueError(f"{name} must be at least 1, got {as_int}.{' ' + why if why else ''}")
-    if as_int > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {show(as_int)}.")
+    if abs(as_int) > maximum:
+        bound = f"at most {maximum}" if as_int > 0 else f"at least -{maximum}"
+        raise ValueError(f"{name} must be {bound}, got {show(as_int)}.")
     return as_int
 
 
-def whole_int(name: str, value, maximum: int = MAX_SIZE) -> int:
-    """Return ``value`` as an int if it is a whole number with |value| <= maximum (negatives allowed)."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a whole number, got the boolean {value!r}.")
-    try:
-        as_int = operator.index(value)
-    except TypeError:
-        raise ValueError(
-            f"{name} must be a whole number, got {show(value)} of type {type(value).__name__}."
-        ) from None
-    if abs(as_int) > maximum:
-        raise ValueError(f"{name} must lie between -{maximum} and {maximum}, got {show(as_int)}.")
+def positive_int(name: str, value, why: str = "", maximum: int = MAX_SIZE) -> int:
+    """Return ``value`` as an int if it is a whole number in [1, maximum], else raise ValueError."""
+    as_int = whole_int(name, value, maximum, kind="a positive whole number")
+    if as_int < 1:
+        raise ValueError(f"{name} must be at least 1, got {as_int}.{' ' + why if why else ''}")
     return as_int
 
 

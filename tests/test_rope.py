@@ -331,6 +331,11 @@ def test_mixing_layouts_is_refused_with_a_hint():
         apply_rope(torch.randn(4, 8), cos, sin, style="half")
 
 
+def yarn(**extra):
+    """A valid YaRN scaling dict, with ``extra`` keys added or overridden."""
+    return {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64, **extra}
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -419,54 +424,12 @@ def test_mixing_layouts_is_refused_with_a_hint():
             r"scaling\['low_freq_factor'\] must be a real number",
         ),
         (
-            lambda: rope_inv_freq(
-                64,
-                scaling={
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 64,
-                    "beta_fast": 1,
-                    "beta_slow": 32,
-                },
-            ),
+            lambda: rope_inv_freq(64, scaling=yarn(beta_fast=1, beta_slow=32)),
             "beta_fast >= beta_slow",
         ),
-        (
-            lambda: rope_inv_freq(
-                64,
-                scaling={
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 64,
-                    "beta_fast": 0,
-                },
-            ),
-            "greater than 0",
-        ),
-        (
-            lambda: rope_inv_freq(
-                64,
-                scaling={
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 64,
-                    "truncate": "no",
-                },
-            ),
-            "True or False",
-        ),
-        (
-            lambda: rope_inv_freq(
-                64,
-                scaling={
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 64,
-                    "attention_factor": float("nan"),
-                },
-            ),
-            "finite number",
-        ),
+        (lambda: rope_inv_freq(64, scaling=yarn(beta_fast=0)), "greater than 0"),
+        (lambda: rope_inv_freq(64, scaling=yarn(truncate="no")), "True or False"),
+        (lambda: rope_inv_freq(64, scaling=yarn(attention_factor=float("nan"))), "finite number"),
         (lambda: rope_cos_sin(4, torch.empty(0)), "inv_freq is empty"),
         (lambda: rope_cos_sin(torch.tensor([0.0, float("nan")]), torch.ones(2)), "must be finite"),
         (lambda: rope_cos_sin(4, torch.tensor([1, 2])), "real floating-point"),
