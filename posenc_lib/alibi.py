@@ -16,6 +16,12 @@ import torch
 from . import _validate as check
 
 
+def _checked_heads(num_heads) -> int:
+    return check.positive_int(
+        "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
+    )
+
+
 def _geometric_slopes(n: int) -> list[float]:
     """2 ** (-8 h / n) for h = 1 .. n (n a power of two)."""
     return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
@@ -29,7 +35,7 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor
     H - H' heads with every other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H')),
     which interleave between the first set. Returns (H,).
     """
-    n = check.positive_int("num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16)
+    n = _checked_heads(num_heads)
     check.table_dtype(dtype, device)
     low = 2 ** int(math.floor(math.log2(n)))  # largest power of two <= H
     slopes = _geometric_slopes(low) + _geometric_slopes(2 * low)[0::2][: n - low]
@@ -55,9 +61,7 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
             "positions, so k_len must be at least q_len."
         )
     check.boolean("causal", causal)
-    heads = check.positive_int(
-        "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
-    )
+    heads = _checked_heads(num_heads)
     check.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
     slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
     query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)

@@ -101,18 +101,15 @@ def _yarn(head_dim, base, params, seq_len, dtype):
     low, high = pair_index_of(beta_fast), pair_index_of(beta_slow)
     if params["truncate"]:
         low, high = math.floor(low), math.ceil(high)
-    # (sic) the upper clamp is head_dim - 1 although pair indices stop at D/2 - 1: kept, because
-    # transformers does the same and checkpoints were tuned with it; the ramp clamps anyway.
+    # (sic) the upper clamp is head_dim - 1 although pair indices stop at D/2 - 1: transformers
+    # does the same, and it changes nothing because the ramp below is clamped to [0, 1] anyway.
     low, high = max(low, 0), min(high, head_dim - 1)
     if low == high:
         high += 0.001  # a step instead of a ramp, without dividing by zero
     pair = torch.arange(head_dim // 2, dtype=dtype)  # (D/2,)
     keep = 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 1 = extrapolate, 0 = divide by s
-    base_powers = base ** (
-        torch.arange(0, head_dim, 2, dtype=dtype) / head_dim
-    )  # (D/2,): 1/theta_i
-    interpolated, extrapolated = 1.0 / (s * base_powers), 1.0 / base_powers
-    inv_freq = interpolated * (1 - keep) + extrapolated * keep
+    theta = _default_inv_freq(head_dim, base, dtype)  # (D/2,)
+    inv_freq = theta / s * (1 - keep) + theta * keep
     return inv_freq, _yarn_attention_scaling(params)
 
 
@@ -242,8 +239,9 @@ def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
 
     positions: an int T (meaning 0 .. T-1) or a tensor (..., T); fractional positions are allowed.
     inv_freq: (D/2,) from ``rope_inv_freq``. The angles are computed in inv_freq's dtype (float32
-    by default, as in transformers' Llama; at least float32 for half-precision inv_freq). ``"half"`` repeats the frequencies as [theta, theta];
-    ``"interleaved"`` as [theta_0, theta_0, theta_1, theta_1, ...].
+    by default, as in transformers' Llama), and in float32 at least for half-precision inv_freq.
+    ``"half"`` repeats the frequencies as [theta, theta]; ``"interleaved"`` as
+    [theta_0, theta_0, theta_1, theta_1, ...].
     Returns (cos, sin), each (..., T, D), already multiplied by attention_scaling.
     """
     check.float_tensor("inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
