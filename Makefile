@@ -16,7 +16,7 @@ TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
 
-.PHONY: setup lab test lint format bench clean
+.PHONY: setup lab test lint format bench exercises notebooks clean
 
 setup: $(STAMP)
 
@@ -57,6 +57,16 @@ format: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_rope.py
+	$(BIN)/python benchmarks/bench_widgets.py
+
+# Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
+exercises: setup
+	$(BIN)/python -m posenc_lib.authoring exercises
+
+# Re-execute every lecture and solutions notebook in place, rewrite the exercises, and print the
+# seconds each notebook takes. Commit the result.
+notebooks: setup
+	$(BIN)/python -m posenc_lib.authoring execute
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -123,8 +123,12 @@ def execute(path: Path, save: bool = True) -> float:
 
 
 def _drop_duplicate_images(notebook) -> None:
-    """ipympl shows each canvas as a PNG and again as an HTML <img> of the same PNG; keep the PNG."""
+    """ipympl shows each canvas as a PNG and again as an HTML <img> of the same PNG; keep the PNG.
+
+    Also drops timestamps left in cell metadata by other tools (a re-run should change no line
+    for nothing)."""
     for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if "image/png" in data and "data:image/png;base64" in data.get("text/html", ""):

@@ -23,6 +23,11 @@ def new_figure(width: float, height: float):
         return plt.figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
+def _np(values):
+    """A tensor as a NumPy array (matplotlib reads arrays; handing it tensors is deprecated)."""
+    return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values
+
+
 def _tokens_on_axis(ax, tokens, axis: str) -> None:
     ticks = list(range(len(tokens)))
     if axis == "x":
@@ -35,9 +40,11 @@ class OrderPlot:
     """Chapter 1: what reordering a sentence does to attention (a ``toy.ReorderResult``).
 
     Left: the attention weights of the reordered sentence (T, T), rows = queries, columns = keys.
-    Middle: its outputs Attn(PX) (T, d_v), one row per word.
+    Middle: its outputs Attn(PX) (T, d_v), one row per word, in the same row order as the left.
     Right: per word, how far its output moved from the original output of the same word,
     ||Attn(PX)_i - (P Attn(X))_i||. All bars at zero means attention cannot tell the order.
+
+    Text is kept to what a reader needs: each label costs about 1 ms of every redraw.
     """
 
     def __init__(self, result, fig=None, drift_limit: float = 4.0):
@@ -48,21 +55,21 @@ class OrderPlot:
         out_limit = float(result.outputs.abs().max()) * 1.1 + 1e-6
 
         self.weights = ax_w.imshow(
-            result.weights, cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest"
+            _np(result.weights), cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest"
         )
         ax_w.set(title="attention weights", xlabel="key (word attended to)", ylabel="query")
         self.outputs = ax_o.imshow(
-            result.outputs,
+            _np(result.outputs),
             cmap=DIVERGING,
             vmin=-out_limit,
             vmax=out_limit,
             aspect="auto",
             interpolation="nearest",
         )
-        ax_o.set(title="outputs Attn(PX), one row per word", xlabel=f"output dim (d_v = {d_v})")
-        ax_o.set_xticks([])  # eight dim numbers would say little and cost a fifth of each redraw
-        self.bars = ax_d.bar(range(n_words), result.drift, color="tab:red")
+        ax_o.set(title=f"outputs Attn(PX): {d_v} dims per word", xticks=[], yticks=[])
+        self.bars = ax_d.bar(range(n_words), _np(result.drift), color="tab:red")
         ax_d.set(title="change in each word's output", ylim=(0, drift_limit))
+        ax_d.set_yticks([0, drift_limit / 2, drift_limit])
         self.bar_labels = [
             ax_d.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(n_words)
         ]
@@ -71,9 +78,9 @@ class OrderPlot:
     def update(self, result) -> None:
         """Show another ReorderResult of the same sentence length, changing artists in place."""
         ax_w, ax_o, ax_d = self.axes
-        self.weights.set_data(result.weights)
-        self.outputs.set_data(result.outputs)
-        for axis, ax in (("x", ax_w), ("y", ax_w), ("y", ax_o), ("x", ax_d)):
+        self.weights.set_data(_np(result.weights))
+        self.outputs.set_data(_np(result.outputs))
+        for axis, ax in (("x", ax_w), ("y", ax_w), ("x", ax_d)):  # ax_o's rows line up with ax_w's
             _tokens_on_axis(ax, result.tokens, axis)
         top = ax_d.get_ylim()[1]
         for bar, label, drift in zip(
@@ -97,20 +104,21 @@ class WavePlot:
         ax_map, ax_vec = self.fig.subplots(1, 2, width_ratios=[2, 1])
         self.axes = (ax_map, ax_vec)
         n_pos, d_model = table.shape
-        self.image = ax_map.imshow(table.T, aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
+        self.image = ax_map.imshow(_np(table.T), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
         self.marker = ax_map.axvline(position, color="black", linewidth=2)
         ax_map.set(xlabel="position t", ylabel="dimension", title="sinusoidal table")
         ax_vec.axvline(0, color="gray", linewidth=0.8)
         (self.vector,) = ax_vec.plot(
-            table[position], range(d_model), linestyle="none", marker="o", markersize=4
+            _np(table[position]), range(d_model), linestyle="none", marker="o", markersize=4
         )
-        ax_vec.set(xlim=(-1.1, 1.1), ylim=(d_model - 0.5, -0.5), xlabel="value")
+        # Same dimension axis as the map, so its labels on the left serve both panels.
+        ax_vec.set(xlim=(-1.1, 1.1), ylim=(d_model - 0.5, -0.5), xticks=[-1, 0, 1], yticks=[])
         self.update(result)
 
     def update(self, result: tuple[torch.Tensor, int]) -> None:
         """Show another table of the same shape and another marked position, in place."""
         table, position = result  # (T, D), t
-        self.image.set_data(table.T)
+        self.image.set_data(_np(table.T))
         self.marker.set_xdata([position, position])
-        self.vector.set_xdata(table[position])
+        self.vector.set_xdata(_np(table[position]))
         self.axes[1].set_title(f"PE at t = {position}")

@@ -57,7 +57,7 @@ class Dashboard:
         self.readout = W.HTML(readout(self.result))
         self.changes = 0  # how many control changes have redrawn the figure
         canvas = self.figure.canvas
-        if isinstance(canvas, W.DOMWidget):  # ipympl: the live canvas is itself a widget
+        if self.live:
             canvas.header_visible = False
             canvas.footer_visible = False
             canvas.toolbar_visible = False
@@ -70,6 +70,11 @@ class Dashboard:
         self.widget = W.VBox([heading, controls_row, self.readout, *figure_view])
         for control in controls.values():
             control.observe(self._on_change, names="value")
+
+    @property
+    def live(self) -> bool:
+        """True under ``%matplotlib widget``: the canvas is an ipympl widget that redraws in place."""
+        return isinstance(self.figure.canvas, W.DOMWidget)
 
     def values(self) -> dict:
         """The current value of every control, by name."""

@@ -380,8 +380,34 @@ class _Missing:
         self.name = name
 
 
-def scorecard(questions, namespace=None) -> list[Verdict]:
-    """Check every question against the notebook's functions, quietly; show one table; return all.
+class Scorecard(list):
+    """The verdicts of a chapter's questions, shown as one table (once, like a Verdict)."""
+
+    _shown = False
+
+    @property
+    def points(self) -> int:
+        return sum(v.points for v in self)
+
+    @property
+    def max_points(self) -> int:
+        return sum(v.max_points for v in self)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{v.question}  {_SYMBOL[v.status]} {_HEADLINE[v.status]:<13} {v.points}/{v.max_points}"
+            for v in self
+        ]
+        return "\n".join([*lines, f"total: {self.points}/{self.max_points} points"])
+
+    def _ipython_display_(self) -> None:
+        if not self._shown:
+            self._shown = True
+            _display({"text/plain": str(self), "text/html": f"<pre>{_escape(str(self))}</pre>"})
+
+
+def scorecard(questions, namespace=None) -> Scorecard:
+    """Check every question against the notebook's functions, quietly; show one table; return it.
 
     namespace: where to find the learner's functions (default: the notebook's globals).
     """
@@ -389,7 +415,7 @@ def scorecard(questions, namespace=None) -> list[Verdict]:
         import __main__
 
         namespace = vars(__main__)
-    verdicts = []
+    card = Scorecard()
     for question in questions:
         fn = namespace.get(question.function, _Missing(question.function))
         if isinstance(fn, _Missing) or not callable(fn):
@@ -397,15 +423,9 @@ def scorecard(questions, namespace=None) -> list[Verdict]:
         else:
             cases = question.cases(seed=0)
             verdict = question.judge(cases, question.run(fn, cases))
-        verdicts.append(verdict)
-    total, best = sum(v.points for v in verdicts), sum(v.max_points for v in verdicts)
-    lines = [
-        f"{v.question}  {_SYMBOL[v.status]} {_HEADLINE[v.status]:<13} {v.points}/{v.max_points}"
-        for v in verdicts
-    ]
-    text = "\n".join([*lines, f"total: {total}/{best} points"])
-    _display({"text/plain": text, "text/html": f"<pre>{_escape(text)}</pre>"})
-    return verdicts
+        card.append(verdict)
+    card._ipython_display_()
+    return card
 
 
 def solution_code(notebook: str, function: str) -> str | None:

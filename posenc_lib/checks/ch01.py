@@ -26,12 +26,16 @@ def _generator(seed: int, salt: int) -> torch.Generator:
 
 
 def _random_order(n: int, generator: torch.Generator) -> list[int]:
-    """A permutation of 0..n-1 that is not its own inverse (so P and P^T differ) when n >= 3."""
-    while True:
-        order = torch.randperm(n, generator=generator).tolist()
-        inverse = sorted(range(n), key=order.__getitem__)
-        if n < 3 or order != inverse:
-            return order
+    """A random single cycle through 0..n-1 (Sattolo's algorithm).
+
+    For n >= 3 it moves every row, and it differs from its inverse in every row, so the common
+    mistakes (no permutation, the inverse, the transpose) each give a different answer.
+    """
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = int(torch.randint(0, i, (1,), generator=generator))
+        order[i], order[j] = order[j], order[i]
+    return order
 
 
 def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
@@ -41,8 +45,8 @@ def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
 
     def layer(x):
         x = torch.as_tensor(x, dtype=torch.float64)
-        if positions:
-            x = x + sinusoidal_encoding(x.shape[0], dim, dtype=torch.float64)
+        if positions:  # sin/cos pairs need an even width: build one more column, drop it
+            x = x + sinusoidal_encoding(x.shape[0], dim + dim % 2, dtype=torch.float64)[:, :dim]
         return self_attention(x, w[0], w[1], w[2], causal=causal)[0]
 
     layer.__name__ = "attention_with_positions" if positions else "attention_layer"
@@ -248,9 +252,12 @@ class AddPositions(Question):
         if problem:
             return problem
         signal = got - x.double()  # (T, D): what was added
-        if float(signal.abs().max()) < 1e-12:
+        size = float(signal.abs().max())
+        if size < 1e-12:
             return "Your function returns x unchanged: add a vector that depends on the position."
-        if float((signal - signal[0]).abs().max()) < 1e-5:  # float32 rounding of x + c is ~1e-7
+        if size < 1e-4:
+            return f"Your position vectors are too small to change attention (largest value {size:.0e}); make them about the size of the embeddings (0.1 to 1)."
+        if float((signal - signal[0]).abs().max()) < 1e-5 * (1 + size):  # float32 rounding of x + c
             return "You add the same vector at every position, so every word gets the same nudge and attention is still order-blind. Make the vector depend on the position."
         gap = _gap(_shifted_layer(signal, x.shape[1]), x.double(), _random_order(x.shape[0], _generator(0, 5)))  # fmt: skip
         if gap < 1e-4:

@@ -1,0 +1,171 @@
+"""Chapter 1's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import answer_functions
+
+from posenc_lib import sinusoidal_encoding
+from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks.ch01 import QUESTIONS, q1, q2, q3, q4, q5
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "01_order_blindness.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "01_order_blindness.ipynb")
+
+
+def _attention(x, w_q, w_k, w_v, scale=None, axis=-1, transpose=False, softmax=True, values=True):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = (k @ q.T if transpose else q @ k.T) / (scale or math.sqrt(w_k.shape[1]))
+    weights = torch.softmax(scores, dim=axis) if softmax else scores
+    return weights @ v if values else weights
+
+
+def _permutation(order):
+    p = torch.zeros(len(order), len(order))
+    p[range(len(order)), order] = 1.0
+    return p
+
+
+def _swapped_gap(f, x, order, out_order=None, reduce=lambda d: d.abs().max()):
+    out = f(x)[order if out_order is None else out_order(order)]
+    return float(reduce(f(x[order]) - out))
+
+
+def _inverse(order):
+    return sorted(range(len(order)), key=order.__getitem__)
+
+
+def _positions(x):
+    return sinusoidal_encoding(*x.shape)
+
+
+WRONG = {
+    "q1": [
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=1.0), "not scaled"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=b.shape[1]), "by d_k"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(x.shape[1])), "size of x's rows"),
+        (lambda x, a, b, c: _attention(x, a, b, c, axis=0), "each column"),
+        (lambda x, a, b, c: _attention(x, a, b, c, transpose=True), "transposed"),
+        (lambda x, a, b, c: _attention(x, a, b, c, softmax=False), "not normalised"),
+        (lambda x, a, b, c: _attention(x, a, b, c, values=False), "weight matrix"),
+        (lambda x, a, b, c: torch.softmax(x @ a @ (x @ b).T / 2, -1) @ x, "instead of V"),
+        (lambda x, a, b, c: (_attention(x, a, b, c), None), "tuple"),
+        (lambda x, a, b, c: _attention(x, a, b, c).tolist(), "torch tensor"),
+        (lambda x, a, b, c: _attention(x, a, b, c) + 0.01, "right shape but not the right values"),
+    ],
+    "q2": [
+        (lambda order: _permutation(order).T, "transpose"),
+        (lambda order: torch.eye(len(order)), "identity"),
+        (lambda order: 2 * _permutation(order), "0 or 1"),
+        (lambda order: torch.zeros(len(order), len(order) + 1), "shape"),
+        (lambda order: _permutation(order).tolist(), "torch tensor"),
+        (lambda order: torch.ones(len(order), len(order)).triu(), "exactly one 1"),
+    ],
+    "q3": [
+        (lambda f, x, o: _swapped_gap(f, x, o, out_order=lambda o: list(range(len(o)))), "P f(X)"),
+        (lambda f, x, o: _swapped_gap(f, x, o, out_order=_inverse), "inverse permutation"),
+        (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.abs().mean()), "not the mean"),
+        (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.max()), "absolute value"),
+        (lambda f, x, o: 0.0, "differs from the largest"),
+        (lambda f, x, o: f(x[o]) - f(x)[o], "one number"),
+        (lambda f, x, o: -_swapped_gap(f, x, o), "cannot be negative"),
+    ],
+    "q4": [
+        (lambda x: x, "unchanged"),
+        (lambda x: x + 1.0, "same vector at every position"),
+        (lambda x: x + x.mean(0), "same vector at every position"),
+        (lambda x: 2 * x, "differs between two inputs"),
+        (lambda x: x + torch.randn_like(x), "differs between two inputs"),
+        (lambda x: x + 1e-9 * torch.arange(x.shape[0])[:, None], "too small"),
+        (lambda x: x[:, :2] + 1, "shape"),
+        (lambda x: x + _positions(x) * float("nan"), "NaN"),
+        (lambda x: _positions(x), "differs between two inputs"),  # forgot to add x
+    ],
+    "q5": [
+        (lambda T, i, j: [t for t in range(T) if t not in (i, j)], "between the two swapped"),
+        (lambda T, i, j: list(range(min(i, j))), "after both swapped words"),
+        (lambda T, i, j: list(range(T)), "between the two swapped"),
+        (lambda T, i, j: [], "after both swapped words"),
+        (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t >= max(i, j)], "do change"),
+        (lambda T, i, j: [t for t in range(T) if t > max(i, j)], "left out"),
+        (lambda T, i, j: [T], "run from 0"),
+        (lambda T, i, j: "0, 4", "collection of row numbers"),
+        (lambda T, i, j: [0.0], "plain int"),
+        (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t > max(i, j)], "nothing is swapped"),
+    ],
+}  # fmt: skip
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
+    fn = SOLUTIONS[question.function]
+    for seed in range(6):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_exercise_stubs_are_not_attempted(question, capsys):
+    verdict = question.check(STUBS[question.function])
+    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
+
+
+@pytest.mark.parametrize(
+    "name, index",
+    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
+)
+def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
+    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and verdict.points == 0
+    assert fragment in verdict.message, verdict.message
+    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+
+
+def test_every_question_has_at_least_three_known_wrong_answers():
+    assert set(WRONG) == {q.name for q in QUESTIONS}
+    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
+
+
+def _hang(*args):
+    while True:
+        pass
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda *a: None, "returned None"),
+        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
+        (lambda *a: float("nan"), ""),
+        (lambda *a: object(), ""),
+        (_hang, "did not finish within"),
+    ],
+    ids=["none", "raises", "nan", "object", "hangs"],
+)
+def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
+    monkeypatch.setattr(question, "timeout", 0.2)
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_hidden_inputs_differ_from_the_public_ones():
+    for question in QUESTIONS:
+        public = [c.describe for c in question.cases(0)]
+        assert public != [c.describe for c in question.cases(12345)], question.name
+
+
+def test_checks_never_show_the_answer():
+    # q5's sentences describe rows, they never list the right ones.
+    verdict = q5.check(lambda T, i, j: [])
+    assert "[0]" not in verdict.message and "{0}" not in verdict.message
+    assert q1.points + q2.points + q3.points + q4.points + q5.points == 12
