@@ -9,6 +9,8 @@ Figures are small (dpi 80) so committed notebooks stay light.
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import torch
 
@@ -41,8 +43,9 @@ class OrderPlot:
 
     Left: the attention weights of the reordered sentence (T, T), rows = queries, columns = keys.
     Middle: its outputs Attn(PX) (T, d_v), one row per word, in the same row order as the left.
-    Right: per word, how far its output moved from the original output of the same word,
-    ||Attn(PX)_i - (P Attn(X))_i||. All bars at zero means attention cannot tell the order.
+    Right: per word, the length (2-norm) of the change of its output from the original output of
+    the same word, ||Attn(PX)_i - (P Attn(X))_i||; with positions on, X here includes them. All
+    bars at zero means attention cannot tell the order.
 
     Text is kept to what a reader needs: each label costs about 1 ms of every redraw.
     """
@@ -66,9 +69,12 @@ class OrderPlot:
             aspect="auto",
             interpolation="nearest",
         )
-        ax_o.set(title=f"outputs Attn(PX): {d_v} dims per word", xticks=[], yticks=[])
+        ax_o.set(title=f"outputs, one row per word ({d_v} dims)", xticks=[], yticks=[])
+        tick = math.floor(out_limit * 10) / 10  # a round value inside the colour range
+        self.fig.colorbar(self.outputs, ax=ax_o, ticks=[-tick, 0, tick])
         self.bars = ax_d.bar(range(n_words), _np(result.drift), color="tab:red")
-        ax_d.set(title="change in each word's output", ylim=(0, drift_limit))
+        ax_d.set(title="change per word (norm)")
+        ax_d.set_ylim(0, drift_limit)
         ax_d.set_yticks([0, drift_limit / 2, drift_limit])
         self.bar_labels = [
             ax_d.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(n_words)
@@ -106,6 +112,7 @@ class WavePlot:
         n_pos, d_model = table.shape
         self.image = ax_map.imshow(_np(table.T), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
         self.marker = ax_map.axvline(position, color="black", linewidth=2)
+        self.fig.colorbar(self.image, ax=ax_map, ticks=[-1, 0, 1], pad=0.01)
         ax_map.set(xlabel="position t", ylabel="dimension", title="sinusoidal table")
         ax_vec.axvline(0, color="gray", linewidth=0.8)
         (self.vector,) = ax_vec.plot(
@@ -113,6 +120,7 @@ class WavePlot:
         )
         # Same dimension axis as the map, so its labels on the left serve both panels.
         ax_vec.set(xlim=(-1.1, 1.1), ylim=(d_model - 0.5, -0.5), xticks=[-1, 0, 1], yticks=[])
+        ax_vec.set_xlabel("value")
         self.update(result)
 
     def update(self, result: tuple[torch.Tensor, int]) -> None:

@@ -15,8 +15,10 @@ Imports point one way: widgets -> plotting -> math.
 from __future__ import annotations
 
 import base64
+import html
 import io
 import itertools
+import re
 from collections.abc import Callable, Iterator
 
 import ipywidgets as W
@@ -98,15 +100,32 @@ class Dashboard:
         self.figure.canvas.draw_idle()
         self.changes += 1
 
-    def png(self) -> bytes:
-        """The figure as it stands, as PNG bytes (the fallback shown where widgets cannot run)."""
+    def png(self, caption: bool = False) -> bytes:
+        """The figure as it stands, as PNG bytes.
+
+        With ``caption``, a line under the figure gives each control's value and the readout: the
+        still image shown where widgets cannot run then says what it is a picture of.
+        """
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi)
+        if not caption:
+            self.figure.savefig(buffer, format="png", dpi=self.figure.dpi)
+            return buffer.getvalue()
+        settings = ", ".join(
+            f"{c.description or n} = {_shown(c)}" for n, c in self.controls.items()
+        )
+        readout = html.unescape(re.sub(r"<[^>]+>", "", self.readout.value))
+        text = self.figure.text(
+            0.01, -0.02, f"Still image. {settings}\n{readout}", va="top", fontsize=9, wrap=True
+        )
+        try:
+            self.figure.savefig(buffer, format="png", dpi=self.figure.dpi, bbox_inches="tight")
+        finally:
+            text.remove()
         return buffer.getvalue()
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
-        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
+        bundle["image/png"] = base64.b64encode(self.png(caption=True)).decode("ascii")
         bundle["text/plain"] = (
             f"{self.title} (a live dashboard: run the notebook in JupyterLab to move its controls)"
         )
@@ -128,6 +147,15 @@ class Dashboard:
                 value = next(cycles[name])
             current[name] = value
             yield name, value
+
+
+def _shown(control) -> str:
+    """A control's value as a reader would name it: a dropdown's label, on/off for a checkbox."""
+    if isinstance(control, W.Checkbox):
+        return "on" if control.value else "off"
+    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
+        return str(control.label)
+    return f"{control.value:g}" if isinstance(control.value, float) else str(control.value)
 
 
 def _values_to_visit(control) -> Iterator:

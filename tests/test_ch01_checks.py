@@ -39,6 +39,10 @@ def _inverse(order):
     return sorted(range(len(order)), key=order.__getitem__)
 
 
+def _rows(T, i, j):
+    return [t for t in range(T) if t < min(i, j) or t > max(i, j) or i == j]
+
+
 def _positions(x):
     return sinusoidal_encoding(*x.shape)
 
@@ -52,7 +56,8 @@ WRONG = {
         (lambda x, a, b, c: _attention(x, a, b, c, transpose=True), "transposed"),
         (lambda x, a, b, c: _attention(x, a, b, c, softmax=False), "not normalised"),
         (lambda x, a, b, c: _attention(x, a, b, c, values=False), "weight matrix"),
-        (lambda x, a, b, c: torch.softmax(x @ a @ (x @ b).T / 2, -1) @ x, "instead of V"),
+        (lambda x, a, b, c: _attention(x, a, b, c, values=False) @ x, "multiplied the weights by x"),
+        (lambda x, a, b, c: _attention(x, a, b, c, values=False) @ (x @ a), "Multiply the (T, T)"),
         (lambda x, a, b, c: (_attention(x, a, b, c), None), "tuple"),
         (lambda x, a, b, c: _attention(x, a, b, c).tolist(), "torch tensor"),
         (lambda x, a, b, c: _attention(x, a, b, c) + 0.01, "right shape but not the right values"),
@@ -78,7 +83,9 @@ WRONG = {
         (lambda x: x, "unchanged"),
         (lambda x: x + 1.0, "same vector at every position"),
         (lambda x: x + x.mean(0), "same vector at every position"),
-        (lambda x: 2 * x, "differs between two inputs"),
+        (lambda x: 2 * x, "scales x"),
+        (lambda x: x * (1 + 0.1 * torch.arange(x.shape[0])[:, None]), "scales x"),
+        (lambda x: x + x**2, "differs between two inputs"),
         (lambda x: x + torch.randn_like(x), "differs between two inputs"),
         (lambda x: x + 1e-9 * torch.arange(x.shape[0])[:, None], "too small"),
         (lambda x: x[:, :2] + 1, "shape"),
@@ -90,7 +97,8 @@ WRONG = {
         (lambda T, i, j: list(range(min(i, j))), "after both swapped words"),
         (lambda T, i, j: list(range(T)), "between the two swapped"),
         (lambda T, i, j: [], "after both swapped words"),
-        (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t >= max(i, j)], "do change"),
+        (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t >= max(i, j)], "rows of the two swapped"),
+        (lambda T, i, j: _rows(T, i, j) + ([2] if T == 6 else []), "1 of your rows does change"),
         (lambda T, i, j: [t for t in range(T) if t > max(i, j)], "left out"),
         (lambda T, i, j: [T], "run from 0"),
         (lambda T, i, j: "0, 4", "collection of row numbers"),

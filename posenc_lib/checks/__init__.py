@@ -200,6 +200,20 @@ def close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e
     return a.shape == b.shape and bool(torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol))
 
 
+# Errors torch raises for the usual slips, and what to look at.
+_TIPS = {
+    "same dtype": "Two tensors of different dtypes met (float32 and float64?): use .to(x.dtype).",
+    "cannot be multiplied": "Print the shapes of the two matrices you multiply.",
+    "must match the size": "Two tensors' shapes do not line up: print them.",
+    "out of bounds": "An index ran past the end: check your ranges.",
+    "maximum recursion": "Your function calls itself without end.",
+}
+
+
+def _tip(error: str) -> str:
+    return next((f" {tip}" for pattern, tip in _TIPS.items() if pattern in error), "")
+
+
 def _kind(value) -> str:
     if value is None:
         return "None"
@@ -288,7 +302,10 @@ class Question:
                     "is there a loop that never ends?"
                 )
             if outcome.kind == "raised":
-                return FAIL, f"`{self.function}` raised {outcome.error} {where}."
+                return (
+                    FAIL,
+                    f"`{self.function}` raised {outcome.error} {where}.{_tip(outcome.error)}",
+                )
             if outcome.value is None:
                 return FAIL, (
                     f"`{self.function}` returned None {where}: did you forget the `return`?"

@@ -10,7 +10,9 @@ sentences name the usual mistakes by recomputing them and comparing.
 from __future__ import annotations
 
 import math
+import numbers
 
+import numpy as np
 import torch
 
 from ..absolute import sinusoidal_encoding
@@ -39,15 +41,19 @@ def _random_order(n: int, generator: torch.Generator) -> list[int]:
 
 
 def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
-    """A fixed single-head attention layer x (T, dim) -> (T, dim), optionally with positions."""
+    """A fixed single-head attention layer x (T, dim) -> (T, dim), optionally with positions.
+
+    Computed in float64 and returned in x's dtype, so a learner may mix its output with x freely.
+    """
     generator = _generator(seed, 99)
     w = torch.randn(3, dim, dim, generator=generator, dtype=torch.float64) / math.sqrt(dim)
 
     def layer(x):
+        dtype = x.dtype if isinstance(x, torch.Tensor) else torch.float64
         x = torch.as_tensor(x, dtype=torch.float64)
         if positions:  # sin/cos pairs need an even width: build one more column, drop it
             x = x + sinusoidal_encoding(x.shape[0], dim + dim % 2, dtype=torch.float64)[:, :dim]
-        return self_attention(x, w[0], w[1], w[2], causal=causal)[0]
+        return self_attention(x, w[0], w[1], w[2], causal=causal)[0].to(dtype)
 
     layer.__name__ = "attention_with_positions" if positions else "attention_layer"
     return layer
@@ -68,7 +74,8 @@ class Attention(Question):
 
     def cases(self, seed=0):
         generator = _generator(seed, 1)
-        sizes = [(4, 6, 4, 5), (3, 5, 2, 3)] if seed == 0 else []
+        # (T, D, d_k, d_v), all four different, so a shape names the mistake that made it.
+        sizes = [(4, 6, 3, 5), (3, 5, 2, 4)] if seed == 0 else []
         while len(sizes) < 3:
             size = tuple(torch.randint(2, 8, (4,), generator=generator).tolist())
             sizes.append(size)
@@ -93,12 +100,13 @@ class Attention(Question):
         if problem:
             return problem
         if tuple(got.shape) != (n_pos, d_v):
-            shape = f"The output should have shape (T, d_v) = ({n_pos}, {d_v})"
-            if tuple(got.shape) == (n_pos, n_pos):
-                return f"{shape}, but yours is (T, T): that is the weight matrix; multiply it by V."
-            if tuple(got.shape) == tuple(x.shape):
-                return f"{shape}, but yours is (T, D): did you multiply the weights by x instead of V = x @ w_v?"
-            return f"{shape}, but yours has shape {tuple(got.shape)}."
+            shape = f"The output should have shape (T, d_v) = ({n_pos}, {d_v}), but yours has shape {tuple(got.shape)}"
+            weights = self_attention(x, w_q, w_k, w_v)[1]  # (T, T)
+            if close(got, weights):
+                return f"{shape}: that is the weight matrix; multiply it by V."
+            if close(got, weights @ x):
+                return f"{shape}: you multiplied the weights by x; multiply them by V = x @ w_v."
+            return f"{shape}. Multiply the (T, T) weights by V = x @ w_v, shape (T, d_v)."
         q, k, v = x @ w_q, x @ w_k, x @ w_v
         scores = q @ k.T
         if close(got, self_attention(x, w_q, w_k, w_v)[0]):
@@ -191,8 +199,12 @@ class EquivarianceGap(Question):
                 else tuple(torch.randint(3, 9, (2,), generator=generator).tolist())
             )
             f = _layer(dim, seed, positions, causal)
-            x = torch.randn(n_pos, dim, generator=generator, dtype=torch.float64)
-            order = _random_order(n_pos, generator)
+            while True:  # an input whose largest difference is negative, so a signed max fails
+                x = torch.randn(n_pos, dim, generator=generator)  # float32, like other inputs
+                order = _random_order(n_pos, generator)
+                diff = f(x[order]) - f(x)[order]  # (T, D)
+                if not (positions or causal) or -float(diff.min()) > 1.1 * float(diff.max()):
+                    break
             kind = "with positions" if positions else ("with a causal mask" if causal else "plain")
             cases.append(Case((f, x, order), f"f = an attention layer ({kind}), x {tuple(x.shape)}, order = {order}"))  # fmt: skip
         return cases
@@ -211,6 +223,7 @@ class EquivarianceGap(Question):
             (_gap(f, x, order, out_order=inverse), "you reordered f(X) with the inverse permutation; use the same `order` on both sides."),
             (_gap(f, x, order, reduce="mean"), "the gap is the largest absolute difference, not the mean."),
             (_gap(f, x, order, reduce="signed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
+            (_gap(f, x, inverse), "you reordered both sides with the inverse permutation: PX is x[order], whose row i is row order[i] of x."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if abs(got - wrong) <= 1e-4 * abs(wrong) + 1e-6:
@@ -229,8 +242,8 @@ class AddPositions(Question):
     hints = (
         "Return x plus a (T, D) tensor whose row t depends only on t (and D), never on x's values.",
         "The same vector added to every row changes nothing about the order: each row must differ.",
-        "Anything that grows or waves with t works here, e.g. a column of t / T, or chapter 3's "
-        "sin and cos; keep the values around the size of the embeddings (0.1 to 1).",
+        "Anything that grows or waves with t works here, e.g. 0.1 * t in every column, or "
+        "chapter 3's sin and cos; keep the values around the size of the embeddings (0.1 to 1).",
     )
 
     def cases(self, seed=0):
@@ -257,6 +270,11 @@ class AddPositions(Question):
             return "Your function returns x unchanged: add a vector that depends on the position."
         if size < 1e-4:
             return f"Your position vectors are too small to change attention (largest value {size:.0e}); make them about the size of the embeddings (0.1 to 1)."
+        ratio = got / x.double()  # (T, D): constant along each row if x was only scaled
+        if bool((ratio - ratio[:, :1]).abs().max() < 1e-4):
+            return (
+                "Your function scales x instead of adding to it: add a position vector, x + signal."
+            )
         if float((signal - signal[0]).abs().max()) < 1e-5 * (1 + size):  # float32 rounding of x + c
             return "You add the same vector at every position, so every word gets the same nudge and attention is still order-blind. Make the vector depend on the position."
         gap = _gap(_shifted_layer(signal, x.shape[1]), x.double(), _random_order(x.shape[0], _generator(0, 5)))  # fmt: skip
@@ -306,16 +324,17 @@ class UnchangedRows(Question):
 
     def diagnose(self, case, value):
         n, i, j = case.args
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, (torch.Tensor, np.ndarray)):
             value = value.flatten().tolist()
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             return f"Return a collection of row numbers (a list or a set of ints), not {type(value).__name__}."
         got = list(value)
-        if not all(isinstance(r, int) and not isinstance(r, bool) for r in got):
+        if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) for r in got):
             return "Every entry should be a row number: a plain int."
         if any(r < 0 or r >= n for r in got):
             return f"Row numbers run from 0 to T - 1 = {n - 1}; yours include {sorted(r for r in got if not 0 <= r < n)}."
-        got = set(got)
+        got = {int(r) for r in got}
+        note = " (Here i > j.)" if i > j else ""
         want = {t for t in range(n) if t < min(i, j) or t > max(i, j) or i == j}
         if got == want:
             return None
@@ -323,12 +342,24 @@ class UnchangedRows(Question):
             return "When i == j nothing is swapped: no row can change."
         between = {t for t in range(n) if min(i, j) < t < max(i, j)}
         if between and between <= got:
-            return "Rows between the two swapped words see a different set of earlier words after the swap, so their outputs change."
+            return (
+                "Rows between the two swapped words see a different set of earlier words after the swap, so their outputs change."
+                + note
+            )
         if {t for t in want if t > max(i, j)} - got:
-            return "A row after both swapped words attends to the same set of words, only in another order, and attention cannot tell order: those rows do not change."
-        if got - want:
-            return f"{len(got - want)} of your rows do change when the words swap."
-        return f"You left out {len(want - got)} row(s) that do not change."
+            return (
+                "A row after both swapped words attends to the same set of words, only in another order, and attention cannot tell order: those rows do not change."
+                + note
+            )
+        if {min(i, j), max(i, j)} & got:
+            return (
+                "The rows of the two swapped words change: each now holds the other word, so it asks with a different query, even where it sees the same set of words."
+                + note
+            )
+        extra, missing = len(got - want), len(want - got)
+        if extra:
+            return f"{extra} of your rows {'does' if extra == 1 else 'do'} change when the words swap.{note}"
+        return f"You left out {missing} {'row that does' if missing == 1 else 'rows that do'} not change.{note}"
 
 
 q1, q2, q3, q4, q5 = Attention(), Permutation(), EquivarianceGap(), AddPositions(), UnchangedRows()
