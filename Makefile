@@ -15,6 +15,10 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
+# JupyterLab in .venv saves widget state with the notebook, so a dashboard saved after a run shows
+# its last picture when reopened, instead of "Error displaying widget: model not found".
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
 .PHONY: setup lab test lint format bench exercises notebooks clean
 
@@ -35,6 +39,7 @@ $(STAMP): pyproject.toml
 	@echo "    ruff, transformers for the agreement tests). A few minutes the first time."
 	@$(PIP) -e ".[test]" >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
+	@mkdir -p $(LAB_SETTINGS) && printf '%s\n' '$(LAB_OVERRIDES)' > $(LAB_SETTINGS)/overrides.json
 	@$(BIN)/python -c 'import torch, posenc_lib; print("==> Ready: torch", torch.__version__, "| posenc_lib from", posenc_lib.__path__[0])'
 	@touch $(STAMP)
 

@@ -176,6 +176,8 @@ def _values_to_visit(control) -> Iterator:
     raise TypeError(f"no sweep for a {type(control).__name__} control")
 
 
+_AUTO = W.Layout(width="auto", margin="0 16px 0 0")
+
 # -- the dashboards -----------------------------------------------------------------------------------
 
 
@@ -195,13 +197,24 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
             value=orders[0],
             description="word order",
             style=style,
+            layout=W.Layout(width="240px"),
         ),
-        "positions": W.Checkbox(value=False, description="add position vectors", indent=False),
+        "positions": W.Checkbox(
+            value=False, description="add position vectors", indent=False, layout=_AUTO
+        ),
         "strength": W.FloatSlider(
-            value=1.0, min=0.1, max=2.0, step=0.1, description="position strength", style=style
+            value=1.0,
+            min=0.1,
+            max=2.0,
+            step=0.1,
+            description="position strength",
+            style=style,
+            disabled=True,
         ),
-        "causal": W.Checkbox(value=False, description="causal mask", indent=False),
+        "causal": W.Checkbox(value=False, description="causal mask", indent=False, layout=_AUTO),
     }
+    # The strength slider only means something with positions on: grey it out otherwise.
+    W.dlink((controls["positions"], "value"), (controls["strength"], "disabled"), lambda on: not on)
 
     def compute(order, positions, strength, causal):
         return reorder_experiment(words, order, strength if positions else 0.0, causal)

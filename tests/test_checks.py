@@ -1,5 +1,9 @@
 """The check machinery: running learner code safely, and verdicts that read like a tutor."""
 
+import itertools
+import signal
+import time
+
 import pytest
 import torch
 
@@ -34,7 +38,20 @@ def test_call_records_what_the_function_did():
     assert call(lambda x: x + 1, (1,)).value == 2
     assert call(lambda: 1 / 0, ()).error == "ZeroDivisionError: division by zero"
     assert call(lambda: exit(3), ()).kind == "raised"  # SystemExit is caught too
-    assert call(lambda: (_ for _ in ()).throw(NotImplementedError), ()).kind == NOT_ATTEMPTED
+    assert call(_stub, ()).kind == NOT_ATTEMPTED
+
+
+def _stub(*args):
+    raise NotImplementedError("Replace this line with your code.")
+
+
+def test_only_the_stub_itself_is_not_attempted():
+    class Layer:
+        def forward(self):  # a typo'd subclass method: torch's base raises NotImplementedError
+            raise NotImplementedError
+
+    outcome = call(lambda: Layer().forward(), ())
+    assert outcome.kind == "raised" and outcome.error.startswith("NotImplementedError")
 
 
 def test_a_hang_is_stopped_even_if_the_learner_catches_exceptions():
@@ -63,7 +80,7 @@ def test_the_learner_cannot_change_the_inputs_of_later_calls():
         (lambda x: 3 * x, FAIL, "Not twice x"),
         (lambda x: None, FAIL, "forget the `return`"),
         (lambda x: x.foo(), FAIL, "raised AttributeError"),
-        (lambda x: (_ for _ in ()).throw(NotImplementedError), NOT_ATTEMPTED, "replace the"),
+        (_stub, NOT_ATTEMPTED, "replace the"),
         (lambda x: [0] * 10**3 if True else None, FAIL, "could not read"),
     ],
 )
@@ -111,3 +128,59 @@ def test_solution_code_is_read_from_the_solutions_notebook_without_markers():
     assert code.startswith("def attention(") and "SOLUTION" not in code
     assert solution_code("01_order_blindness.ipynb", "no_such_function") is None
     assert solution_code("99_missing.ipynb", "attention") is None
+
+
+def test_a_swallowed_interrupt_is_followed_by_another():
+    def swallows_once():
+        try:
+            while True:
+                pass
+        except BaseException:  # the beginner's "make the error go away"
+            pass
+        while True:
+            pass
+
+    started = time.monotonic()
+    assert call(swallows_once, (), timeout=0.2).kind == "timed out"
+    assert time.monotonic() - started < 3
+
+
+def test_an_outer_timer_survives_a_check():
+    signal.setitimer(signal.ITIMER_REAL, 30.0)
+    try:
+        call(lambda: 1, (), timeout=1.0)
+        assert 25 < signal.getitimer(signal.ITIMER_REAL)[0] <= 30
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_strange_returns_and_errors_become_sentences():
+    class Liar(torch.Tensor):  # a tensor subclass that would answer "equal" to anything
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return (
+                True
+                if func is torch.allclose
+                else super().__torch_function__(func, types, args, kwargs or {})
+            )
+
+    verdict = Double().check(lambda x: torch.zeros(2).as_subclass(Liar))
+    assert verdict.status == FAIL  # judged as a plain tensor: the lie never runs
+
+    class Unprintable(Exception):
+        def __str__(self):
+            raise ValueError
+
+    def raises_unprintable(x):
+        raise Unprintable
+
+    assert "raised Unprintable" in Double().check(raises_unprintable).message
+    assert Double().check(lambda x: itertools.count()).status == FAIL  # endless, read at most 1e5
+    assert (
+        len(Double().check(lambda x: (_ for _ in ()).throw(ValueError("x" * 10**5))).message) <= 400
+    )
+
+
+def test_the_learners_torch_defaults_do_not_leak_into_later_checks():
+    call(lambda: torch.set_default_dtype(torch.float16), ())
+    assert torch.get_default_dtype() == torch.float32

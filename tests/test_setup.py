@@ -102,6 +102,11 @@ def test_make_lab_serves_the_course():
                 time.sleep(0.5)
         names = {item["name"] for item in listing["content"]}
         assert "00_start_here.ipynb" in names
+        # Widget state is saved with notebooks (overrides.json written by setup).
+        plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
+        settings_url = f"http://127.0.0.1:{port}/lab/api/settings/{plugin}?token=course"
+        with urllib.request.urlopen(settings_url, timeout=5) as response:
+            assert json.load(response)["schema"]["properties"]["saveState"]["default"] is True
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -2,8 +2,8 @@
 
 A check has two halves, kept apart so a grader can run them in different processes:
 - ``Question.run`` calls the learner's function on each input and records what happened (an
-  ``Outcome``: returned a value, raised, was not attempted, ran out of time). This is the only place
-  learner code runs, always on copies of the inputs.
+  ``Outcome``: returned a value, raised, was not attempted, ran out of time; see ``run.py``). This
+  is the only place learner code runs, always on copies of the inputs, under a time limit.
 - ``Question.judge`` turns the outcomes into a ``Verdict``: pass, fail with a sentence naming what is
   off (a shape, a swapped axis, a missing scale), or not attempted. It never runs learner code and
   never shows the expected answer.
@@ -14,78 +14,21 @@ Each chapter's questions live in ``checks/chNN.py``.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
-import signal
-import threading
-from contextlib import contextmanager
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-PASS, FAIL, NOT_ATTEMPTED = "pass", "fail", "not attempted"
+from .run import NOT_ATTEMPTED, Outcome, TooMany, call
+
+PASS, FAIL = "pass", "fail"
 TIMEOUT_SECONDS = 5.0  # per call of a learner's function
+MAX_MESSAGE = 400  # characters of a tutor's sentence
 SOLUTIONS_DIR = Path(__file__).resolve().parents[2] / "solutions"
-
-
-# -- running learner code ---------------------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    """What a learner's function did on one input."""
-
-    kind: str  # "returned", "raised", "not attempted" or "timed out"
-    value: object = None  # the return value, when kind == "returned"
-    error: str = ""  # "TypeError: ...", when kind == "raised"
-
-
-class _TimedOut(BaseException):
-    """Raised inside a learner's function when it runs too long (BaseException: a bare
-    ``except Exception`` in the learner's code cannot swallow it)."""
-
-
-@contextmanager
-def _time_limit(seconds: float | None):
-    """Interrupt the block after ``seconds`` with _TimedOut (main thread, Unix; else no limit)."""
-    usable = (
-        seconds is not None
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
-
-    def on_alarm(_signum, _frame):
-        raise _TimedOut
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
-
-
-def call(fn, args: tuple, timeout: float | None = TIMEOUT_SECONDS) -> Outcome:
-    """Call ``fn(*args)`` on copies of ``args``; record the result, the error or the timeout."""
-    args = copy.deepcopy(args)  # a function that edits its input in place cannot spoil later calls
-    try:
-        with _time_limit(timeout):
-            value = fn(*args)
-    except NotImplementedError:
-        return Outcome(NOT_ATTEMPTED)
-    except _TimedOut:
-        return Outcome("timed out")
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - any learner error becomes a sentence
-        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return Outcome("raised", error=f"{type(error).__name__}: {message}"[:300].rstrip(": "))
-    return Outcome("returned", value)
 
 
 # -- verdicts -------------------------------------------------------------------------------------
@@ -152,8 +95,12 @@ def _display(bundle: dict) -> None:
 
 def as_tensor(value, what: str, shape: tuple | None = None):
     """(value as a float64 tensor, None), or (None, a sentence saying why it is not usable)."""
-    if isinstance(value, np.ndarray) and value.dtype != object:
-        value = torch.from_numpy(value)
+    if isinstance(value, TooMany):
+        return None, f"{what} should be a tensor, but your function returned an endless iterator."
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        value = torch.from_numpy(np.ascontiguousarray(value, dtype=np.float64))
+    if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+        return None, f"{what} should hold real numbers, but yours is complex ({value.dtype})."
     if not isinstance(value, torch.Tensor):
         if isinstance(value, tuple) and value and isinstance(value[0], torch.Tensor):
             return None, (
@@ -187,7 +134,7 @@ def as_number(value, what: str):
                 f"{what} should be one number, but your function returned an array of shape "
                 f"{tuple(value.shape)}; reduce it to a single value (e.g. with .max())."
             )
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.number)):
         return None, f"{what} should be a number, but your function returned {_kind(value)}."
     value = float(value)
     if not math.isfinite(value):
@@ -217,7 +164,9 @@ def _tip(error: str) -> str:
 def _kind(value) -> str:
     if value is None:
         return "None"
-    name = type(value).__name__
+    if isinstance(value, np.ndarray):
+        return f"a NumPy array of {value.dtype} values"
+    name = type(value).__name__ or "nameless object"
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
@@ -276,7 +225,9 @@ class Question:
         """Turn outcomes into a Verdict. Runs no learner code; never raises."""
         try:
             status, message = self._judge(cases, outcomes)
-        except Exception as error:  # noqa: BLE001 - a strange value must not crash the check
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - a strange value must not crash the check
             status, message = (
                 FAIL,
                 (
@@ -285,6 +236,8 @@ class Question:
                 ),
             )
         points = self.points if status == PASS else 0
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 3] + "..."
         return Verdict(self.name, status, message, points, self.points)
 
     def _judge(self, cases, outcomes) -> tuple[str, str]:
@@ -435,8 +388,10 @@ def scorecard(questions, namespace=None) -> Scorecard:
     card = Scorecard()
     for question in questions:
         fn = namespace.get(question.function, _Missing(question.function))
-        if isinstance(fn, _Missing) or not callable(fn):
+        if isinstance(fn, _Missing):
             verdict = Verdict(question.name, NOT_ATTEMPTED, "not defined yet.", 0, question.points)
+        elif not callable(fn):
+            verdict = Verdict(question.name, FAIL, "not a function.", 0, question.points)
         else:
             cases = question.cases(seed=0)
             verdict = question.judge(cases, question.run(fn, cases))

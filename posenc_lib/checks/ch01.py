@@ -18,7 +18,7 @@ import torch
 from ..absolute import sinusoidal_encoding
 from ..attention import self_attention
 from ..toy import permutation_matrix
-from . import Case, Question, as_number, as_tensor, close
+from . import Case, Question, TooMany, as_number, as_tensor, close
 
 NOTEBOOK = "01_order_blindness.ipynb"
 
@@ -324,15 +324,21 @@ class UnchangedRows(Question):
 
     def diagnose(self, case, value):
         n, i, j = case.args
+        if isinstance(value, TooMany):
+            return "Return a list of row numbers; your function returned an endless iterator."
         if isinstance(value, (torch.Tensor, np.ndarray)):
             value = value.flatten().tolist()
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             return f"Return a collection of row numbers (a list or a set of ints), not {type(value).__name__}."
         got = list(value)
+        if got and all(isinstance(r, bool) for r in got):
+            return "You returned a True/False mask; return the row numbers themselves, e.g. [t for t in range(T) if ...]."
         if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) for r in got):
             return "Every entry should be a row number: a plain int."
         if any(r < 0 or r >= n for r in got):
-            return f"Row numbers run from 0 to T - 1 = {n - 1}; yours include {sorted(r for r in got if not 0 <= r < n)}."
+            outside = sorted(r for r in got if not 0 <= r < n)
+            shown = ", ".join(map(str, outside[:5])) + (", ..." if len(outside) > 5 else "")
+            return f"Row numbers run from 0 to T - 1 = {n - 1}; yours include {shown}."
         got = {int(r) for r in got}
         note = " (Here i > j.)" if i > j else ""
         want = {t for t in range(n) if t < min(i, j) or t > max(i, j) or i == j}
