@@ -61,6 +61,7 @@ def test_lectures_and_solutions_are_committed_executed_and_light(path):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert all(c.execution_count is not None for c in code), "run `make notebooks` and commit"
     assert not any(o.output_type == "error" for c in code for o in c.outputs)
+    assert not any(o.get("name") == "stderr" for c in code for o in c.outputs)  # no warnings
     assert "widgets" not in notebook.metadata  # PNG fallbacks instead of widget state
     assert not any("execution" in c.metadata for c in notebook.cells)  # no timestamps
     assert path.stat().st_size < 400_000, f"{_name(path)} is {path.stat().st_size} bytes"
