@@ -67,6 +67,15 @@ def test_lectures_and_solutions_are_committed_executed_and_light(path):
     assert path.stat().st_size < 400_000, f"{_name(path)} is {path.stat().st_size} bytes"
 
 
+@pytest.mark.parametrize("path", [p for p in ALL if p.parent.name != "exercises"], ids=_name)
+def test_cells_marked_for_nbval_print_text_only(path):
+    # nbval compares every output field of a marked cell: a figure there would fail the comparison
+    # (ipympl's HTML copy is dropped from the committed file), so figures go in unmarked cells.
+    for cell in _read(path).cells:
+        if cell.cell_type == "code" and NBVAL_MARK in cell.source:
+            assert not any("image/png" in o.get("data", {}) for o in cell.outputs), cell.source[:80]
+
+
 @pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=_name)
 def test_solutions_mark_every_check_so_nbval_compares_its_verdict(path):
     checks = [c for c in _read(path).cells if c.cell_type == "code" and ".check(" in c.source]
