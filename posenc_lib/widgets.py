@@ -194,7 +194,7 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
     controls = {
         "order": W.Dropdown(
             options=[(" ".join(words[i] for i in o), o) for o in orders],
-            value=orders[0],
+            value=orders[-1],  # reversed: the still image then shows a real reordering
             description="word order",
             style=style,
             layout=W.Layout(width="240px"),

@@ -68,6 +68,9 @@ WRONG = {
         (lambda order: 2 * _permutation(order), "0 or 1"),
         (lambda order: torch.zeros(len(order), len(order) + 1), "shape"),
         (lambda order: _permutation(order).tolist(), "torch tensor"),
+        (lambda order: _permutation(order).long(), "float tensor"),
+        (lambda order: _permutation(order).numpy(), "not a NumPy array"),
+        (lambda order: _permutation(order).bool(), "float tensor"),
         (lambda order: torch.ones(len(order), len(order)).triu(), "exactly one 1"),
     ],
     "q3": [
@@ -78,6 +81,8 @@ WRONG = {
         (lambda f, x, o: 0.0, "differs from the largest"),
         (lambda f, x, o: f(x[o]) - f(x)[o], "one number"),
         (lambda f, x, o: -_swapped_gap(f, x, o), "cannot be negative"),
+        (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.norm()), "not the norm"),
+        (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.norm(dim=-1).max()), "row norm"),
     ],
     "q4": [
         (lambda x: x, "unchanged"),

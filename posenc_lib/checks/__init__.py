@@ -149,7 +149,8 @@ def close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e
 
 # Errors torch raises for the usual slips, and what to look at.
 _TIPS = {
-    "same dtype": "Two tensors of different dtypes met (float32 and float64?): use .to(x.dtype).",
+    "same dtype": "Two tensors of different dtypes met (float32 and float64, or an integer or "
+    "boolean tensor and a float one): convert one with .to(x.dtype).",
     "cannot be multiplied": "Print the shapes of the two matrices you multiply.",
     "must match the size": "Two tensors' shapes do not line up: print them.",
     "out of bounds": "An index ran past the end: check your ranges.",

@@ -149,6 +149,10 @@ class Permutation(Question):
     def diagnose(self, case, value):
         (order,) = case.args
         n = len(order)
+        if isinstance(value, np.ndarray):
+            return "P should be a torch tensor, not a NumPy array: P @ X must work for a torch tensor X."
+        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point:
+            return f"P should be a float tensor, but yours holds {value.dtype}: a float P can multiply float embeddings (P @ X), an integer or boolean one cannot."
         got, problem = as_tensor(value, "P", (n, n))
         if problem:
             return problem
@@ -176,6 +180,10 @@ def _gap(f, x, order, out_order=None, reduce="max"):
     diff = f(x[order]) - f(x)[order if out_order is None else out_order]
     if reduce == "signed":
         return float(diff.max())
+    if reduce == "norm":
+        return float(diff.norm())
+    if reduce == "row norm":
+        return float(diff.norm(dim=-1).max())
     return float(diff.abs().mean() if reduce == "mean" else diff.abs().max())
 
 
@@ -224,6 +232,8 @@ class EquivarianceGap(Question):
             (_gap(f, x, order, reduce="mean"), "the gap is the largest absolute difference, not the mean."),
             (_gap(f, x, order, reduce="signed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
             (_gap(f, x, inverse), "you reordered both sides with the inverse permutation: PX is x[order], whose row i is row order[i] of x."),
+            (_gap(f, x, order, reduce="norm"), "the gap is the largest absolute entry, not the norm of the whole difference."),
+            (_gap(f, x, order, reduce="row norm"), "the gap is the largest absolute entry, not the largest row norm."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if abs(got - wrong) <= 1e-4 * abs(wrong) + 1e-6:
