@@ -9,6 +9,7 @@ Figures are small (dpi 80) so committed notebooks stay light.
 
 from __future__ import annotations
 
+import io
 import math
 
 import matplotlib.pyplot as plt
@@ -23,6 +24,21 @@ def new_figure(width: float, height: float):
     """A figure that does not display itself: the caller (a notebook or a dashboard) shows it."""
     with plt.ioff():
         return plt.figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def show(fig) -> None:
+    """Show a figure that does not move as a plain PNG, and close it.
+
+    Under ``%matplotlib widget`` every pyplot figure would become a live canvas widget; a figure
+    with no controls gains nothing from that and loses robustness (a notebook saved with widget
+    state reopens such canvases blank, ipympl issue #359). A PNG shows the same everywhere.
+    """
+    from IPython.display import Image, display
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=fig.dpi)
+    plt.close(fig)
+    display(Image(buffer.getvalue()))
 
 
 def _np(values):
