@@ -10,7 +10,7 @@ from conftest import answer_functions
 
 from posenc_lib import sinusoidal_encoding
 from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
-from posenc_lib.checks.ch01 import QUESTIONS, q1, q2, q3, q4, q5
+from posenc_lib.checks.ch01 import QUESTIONS, _gap, _random_order, q1, q2, q3, q4, q5
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "01_order_blindness.ipynb")
@@ -182,3 +182,36 @@ def test_checks_never_show_the_answer():
     verdict = q5.check(lambda T, i, j: [])
     assert "[0]" not in verdict.message and "{0}" not in verdict.message
     assert q1.points + q2.points + q3.points + q4.points + q5.points == 12
+
+
+def test_a_gap_5_percent_off_is_wrong(capsys):
+    assert q3.check(lambda f, x, o: 1.05 * _gap(f, x, o)).status == FAIL
+
+
+def test_a_tensor_subclass_cannot_lie_to_the_judge(capsys):
+    class Liar(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func is torch.allclose:
+                return True
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    verdict = q2.check(lambda order: torch.zeros(len(order), len(order)).as_subclass(Liar))
+    assert verdict.status == FAIL
+
+
+def test_hidden_inputs_share_no_case_with_the_public_ones():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_orders_move_every_row_and_differ_from_their_inverse(seed):
+    generator = torch.Generator().manual_seed(seed)
+    for n in range(3, 10):
+        order = _random_order(n, generator)
+        inverse = sorted(range(n), key=order.__getitem__)
+        assert sorted(order) == list(range(n))
+        assert all(o != i and o != v for i, (o, v) in enumerate(zip(order, inverse, strict=True)))

@@ -184,3 +184,33 @@ def test_strange_returns_and_errors_become_sentences():
 def test_the_learners_torch_defaults_do_not_leak_into_later_checks():
     call(lambda: torch.set_default_dtype(torch.float16), ())
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_the_alarm_handler_is_given_back():
+    before = signal.getsignal(signal.SIGALRM)
+    call(lambda: 1, (), timeout=1.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
+class Wordy(Question):
+    """A question whose sentence is far too long, and which has three inputs."""
+
+    name, function = "qw", "f"
+
+    def cases(self, seed=0):
+        return [Case((i,), f"x = {i}") for i in range(3)]
+
+    def diagnose(self, case, value):
+        return "y" * 1000
+
+
+def test_long_sentences_are_cut_and_a_failing_call_ends_the_run(capsys):
+    assert len(Wordy().check(lambda x: 1).message) <= 400
+    calls = []
+
+    def fails(x):
+        calls.append(x)
+        raise ValueError
+
+    Wordy().run(fails, Wordy().cases())
+    assert calls == [0]

@@ -12,6 +12,7 @@ from posenc_lib.authoring import (
     BEGIN,
     END,
     NBVAL_MARK,
+    _drop_duplicate_images,
     course_notebooks,
     exercise_pairs,
     exercises_from,
@@ -156,3 +157,20 @@ def test_solutions_only_cells_are_left_out_of_the_exercises():
     )
     notebook = nbformat.v4.new_notebook(cells=[cell, nbformat.v4.new_code_cell("x = 1")])
     assert [c.source for c in exercises_from(notebook).cells] == ["x = 1"]
+
+
+def test_exercises_carry_no_widget_state():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    notebook.metadata["widgets"] = {"state": {}}
+    assert "widgets" not in exercises_from(notebook).metadata
+
+
+def test_executed_notebooks_keep_one_copy_of_each_image():
+    html = '<img src="data:image/png;base64,AAA">'
+    output = nbformat.v4.new_output("display_data", data={"image/png": "AAA", "text/html": html})
+    cell = nbformat.v4.new_code_cell("x", outputs=[output])
+    cell.metadata["execution"] = {"iopub.status.busy": "2026-01-01"}
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    _drop_duplicate_images(notebook)
+    assert set(notebook.cells[0].outputs[0].data) == {"image/png"}
+    assert "execution" not in notebook.cells[0].metadata

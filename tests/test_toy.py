@@ -45,6 +45,7 @@ def test_reordering_without_positions_changes_nothing_but_the_order():
     for order in itertools.permutations(range(4)):
         result = reorder_experiment("the dog bites man", order)
         assert result.max_deviation < 1e-6 and result.pooled_gap < 1e-6
+        assert float(result.drift.max()) < 1e-6
         assert result.tokens == tuple("the dog bites man".split()[i] for i in order)
 
 

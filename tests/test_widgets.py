@@ -4,6 +4,7 @@ import base64
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from posenc_lib.widgets import DASHBOARDS, order_dashboard, wave_dashboard
@@ -96,3 +97,25 @@ def test_under_ipympl_the_live_canvas_is_part_of_the_widget():
         plt.close(dashboard.figure)
     finally:
         plt.switch_backend(previous)
+
+
+def test_order_dashboard_strength_works_only_with_positions_on():
+    dashboard = order_dashboard()
+    assert dashboard.controls["strength"].disabled
+    dashboard.set(positions=True)
+    assert not dashboard.controls["strength"].disabled
+    strong = dashboard.result.max_deviation
+    dashboard.set(strength=0.2)
+    assert dashboard.result.max_deviation < strong
+    # The figure shows the new result, not an old one.
+    assert np.allclose(dashboard.plot.weights.get_array(), dashboard.result.weights.numpy())
+    plt.close(dashboard.figure)
+
+
+def test_the_still_image_caption_leaves_the_figure_as_it_was():
+    dashboard = order_dashboard()
+    texts, plain = len(dashboard.figure.texts), dashboard.png()
+    captioned = dashboard.png(caption=True)
+    assert captioned != plain
+    assert len(dashboard.figure.texts) == texts and dashboard.png() == plain
+    plt.close(dashboard.figure)

@@ -201,7 +201,11 @@ class Question:
 
     # The two halves a subclass fills in.
     def cases(self, seed: int = 0) -> list[Case]:
-        """The inputs the learner's function is called on; seed 0 gives the public ones."""
+        """The inputs the learner's function is called on; seed 0 gives the public ones.
+
+        Other seeds give a grader's hidden inputs: drawn from the seed, and longer than the public
+        ones, so they are new to the learner and test that an answer generalises.
+        """
         raise NotImplementedError
 
     def diagnose(self, case: Case, value) -> str | None:

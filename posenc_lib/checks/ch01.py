@@ -77,7 +77,8 @@ class Attention(Question):
         # (T, D, d_k, d_v), all four different, so a shape names the mistake that made it.
         sizes = [(4, 6, 3, 5), (3, 5, 2, 4)] if seed == 0 else []
         while len(sizes) < 3:
-            size = tuple(torch.randint(2, 8, (4,), generator=generator).tolist())
+            n_pos = int(torch.randint(5, 10, (1,), generator=generator))
+            size = (n_pos, *torch.randint(2, 8, (3,), generator=generator).tolist())
             sizes.append(size)
         cases = []
         for n_pos, d_in, d_k, d_v in sizes:
@@ -142,7 +143,7 @@ class Permutation(Question):
             orders = [[2, 0, 1], [1, 3, 0, 2], [4, 2, 0, 3, 1], [0]]
         else:
             generator = _generator(seed, 2)
-            lengths = torch.randint(3, 9, (3,), generator=generator).tolist()
+            lengths = torch.randint(6, 10, (3,), generator=generator).tolist()
             orders = [_random_order(n, generator) for n in lengths]
         return [Case((order,), f"order = {order}") for order in orders]
 
@@ -204,7 +205,10 @@ class EquivarianceGap(Question):
             n_pos, dim = (
                 (5, 6)
                 if seed == 0
-                else tuple(torch.randint(3, 9, (2,), generator=generator).tolist())
+                else (
+                    int(torch.randint(6, 10, (1,), generator=generator)),
+                    int(torch.randint(3, 9, (1,), generator=generator)),
+                )
             )
             f = _layer(dim, seed, positions, causal)
             while True:  # an input whose largest difference is negative, so a signed max fails
@@ -260,7 +264,8 @@ class AddPositions(Question):
         generator = _generator(seed, 4)
         sizes = [(5, 8), (3, 6)] if seed == 0 else []
         while len(sizes) < 2:
-            n_pos, half = torch.randint(2, 9, (2,), generator=generator).tolist()
+            n_pos = int(torch.randint(6, 11, (1,), generator=generator))
+            half = int(torch.randint(2, 9, (1,), generator=generator))
             sizes.append((n_pos, 2 * half))
         cases = []
         for n_pos, dim in sizes:
@@ -327,7 +332,7 @@ class UnchangedRows(Question):
             generator = _generator(seed, 6)
             triples = []
             for _ in range(4):
-                n = int(torch.randint(2, 11, (1,), generator=generator))
+                n = int(torch.randint(7, 13, (1,), generator=generator))
                 i, j = torch.randint(0, n, (2,), generator=generator).tolist()
                 triples.append((n, i, j))
         return [Case(t, f"T = {t[0]}, i = {t[1]}, j = {t[2]}") for t in triples]
