@@ -94,7 +94,12 @@ class Dashboard:
             self.controls[name].value = value
 
     def _on_change(self, _change) -> None:
-        self.result = self._compute(**self.values())
+        try:
+            result = self._compute(**self.values())
+        except ValueError as error:  # a setting the math refuses: say so, keep the last picture
+            self.readout.value = f'<span style="color: #b42318">{html.escape(str(error))}</span>'
+            return
+        self.result = result
         self.plot.update(self.result)
         self.readout.value = self._readout(self.result)
         self.figure.canvas.draw_idle()

@@ -119,3 +119,13 @@ def test_the_still_image_caption_leaves_the_figure_as_it_was():
     assert captioned != plain
     assert len(dashboard.figure.texts) == texts and dashboard.png() == plain
     plt.close(dashboard.figure)
+
+
+def test_a_setting_the_math_refuses_is_explained_in_the_readout():
+    dashboard = order_dashboard()
+    dashboard._compute = lambda **values: (_ for _ in ()).throw(ValueError("pe_scale must be >= 0"))
+    before = dashboard.result
+    dashboard.set(causal=True)
+    assert "pe_scale must be &gt;= 0" in dashboard.readout.value
+    assert dashboard.result is before and dashboard.changes == 0
+    plt.close(dashboard.figure)
