@@ -70,6 +70,7 @@ class OrderPlot:
         self.fig = fig if fig is not None else new_figure(9.6, 3.0)
         ax_w, ax_o, ax_d = self.fig.subplots(1, 3, width_ratios=[1, 1.5, 1])
         self.axes = (ax_w, ax_o, ax_d)
+        self._tokens = None  # the word order the tick labels show
         n_words, d_v = result.outputs.shape
         out_limit = float(result.outputs.abs().max()) * 1.1 + 1e-6
 
@@ -102,8 +103,10 @@ class OrderPlot:
         ax_w, ax_o, ax_d = self.axes
         self.weights.set_data(_np(result.weights))
         self.outputs.set_data(_np(result.outputs))
-        for axis, ax in (("x", ax_w), ("y", ax_w), ("x", ax_d)):  # ax_o's rows line up with ax_w's
-            _tokens_on_axis(ax, result.tokens, axis)
+        if result.tokens != self._tokens:  # relabel only when the order changed
+            for axis, ax in (("x", ax_w), ("y", ax_w), ("x", ax_d)):  # ax_o's rows line up
+                _tokens_on_axis(ax, result.tokens, axis)
+            self._tokens = result.tokens
         top = ax_d.get_ylim()[1]
         for bar, label, drift in zip(
             self.bars, self.bar_labels, result.drift.tolist(), strict=True

@@ -78,6 +78,15 @@ def checked_order(order, n_items=None) -> tuple[int, ...]:
     return order
 
 
+def slot_vectors(n_positions, dim, *, dtype=torch.float32) -> torch.Tensor:
+    """Sinusoidal position vectors of any width, odd too: one column more is built, then dropped.
+
+    Chapter 1 adds these to the *slots* of a sentence; chapter 3 derives them. Returns (T, dim).
+    """
+    dim = check.positive_int("dim", dim, maximum=4096)
+    return sinusoidal_encoding(n_positions, dim + dim % 2, dtype=dtype)[:, :dim]  # (T, dim)
+
+
 class ReorderResult(NamedTuple):
     """What reordering a sentence did to one attention layer. T words, d_v output dims."""
 
@@ -104,7 +113,7 @@ def reorder_experiment(words, order, pe_scale=0.0, causal=False, dim=TOY_DIM, se
     check.boolean("causal", causal)
     x = word_vectors(words, dim, seed)  # (T, D)
     w_q, w_k, w_v = toy_projections(dim, dim, seed)
-    positions = pe_scale * sinusoidal_encoding(len(words), dim + dim % 2)[:, :dim]  # (T, D)
+    positions = pe_scale * slot_vectors(len(words), dim)  # (T, D)
     p = permutation_matrix(order)  # (T, T)
 
     original, _ = self_attention(x + positions, w_q, w_k, w_v, causal=causal)  # (T, D)

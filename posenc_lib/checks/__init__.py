@@ -279,12 +279,13 @@ class Question:
             return FAIL, problem
         return PASS, "well done."
 
-    def check(self, fn=None) -> Verdict:
-        """Check the learner's function on the public inputs; show and return the Verdict."""
-        if fn is None:
-            fn = _from_notebook(self.function)
+    def evaluate(self, fn) -> Verdict:
+        """The Verdict for ``fn`` on the public inputs, without showing it.
+
+        ``fn`` may be a ``_Missing`` (the notebook has no such function yet) or any object.
+        """
         if isinstance(fn, _Missing):
-            verdict = Verdict(
+            return Verdict(
                 self.name,
                 NOT_ATTEMPTED,
                 f"there is no function `{self.function}` yet: run the cell that defines it, then "
@@ -292,8 +293,8 @@ class Question:
                 0,
                 self.points,
             )
-        elif not callable(fn):
-            verdict = Verdict(
+        if not callable(fn):
+            return Verdict(
                 self.name,
                 FAIL,
                 f"check needs your function itself, as in `{self.name}.check({self.function})`, "
@@ -301,10 +302,13 @@ class Question:
                 0,
                 self.points,
             )
-        else:
-            cases = self.cases(seed=0)
-            verdict = self.judge(cases, self.run(fn, cases))
-        _display_verdict(verdict)
+        cases = self.cases(seed=0)
+        return self.judge(cases, self.run(fn, cases))
+
+    def check(self, fn=None) -> Verdict:
+        """Check the learner's function on the public inputs; show and return the Verdict."""
+        verdict = self.evaluate(_from_notebook(self.function) if fn is None else fn)
+        verdict._ipython_display_()
         return verdict
 
     # Help.
@@ -334,10 +338,6 @@ class Question:
                     "text/markdown": f"{intro}\n\n```python\n{code}\n```",
                 }
             )
-
-
-def _display_verdict(verdict: Verdict) -> None:
-    verdict._ipython_display_()
 
 
 def _from_notebook(name: str):
@@ -390,17 +390,10 @@ def scorecard(questions, namespace=None) -> Scorecard:
         import __main__
 
         namespace = vars(__main__)
-    card = Scorecard()
-    for question in questions:
-        fn = namespace.get(question.function, _Missing(question.function))
-        if isinstance(fn, _Missing):
-            verdict = Verdict(question.name, NOT_ATTEMPTED, "not defined yet.", 0, question.points)
-        elif not callable(fn):
-            verdict = Verdict(question.name, FAIL, "not a function.", 0, question.points)
-        else:
-            cases = question.cases(seed=0)
-            verdict = question.judge(cases, question.run(fn, cases))
-        card.append(verdict)
+    card = Scorecard(
+        question.evaluate(namespace.get(question.function, _Missing(question.function)))
+        for question in questions
+    )
     card._ipython_display_()
     return card
 

@@ -15,9 +15,8 @@ import numbers
 import numpy as np
 import torch
 
-from ..absolute import sinusoidal_encoding
 from ..attention import self_attention
-from ..toy import permutation_matrix
+from ..toy import permutation_matrix, slot_vectors
 from . import Case, Question, TooMany, as_number, as_tensor, close
 
 NOTEBOOK = "01_order_blindness.ipynb"
@@ -51,8 +50,8 @@ def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
     def layer(x):
         dtype = x.dtype if isinstance(x, torch.Tensor) else torch.float64
         x = torch.as_tensor(x, dtype=torch.float64)
-        if positions:  # sin/cos pairs need an even width: build one more column, drop it
-            x = x + sinusoidal_encoding(x.shape[0], dim + dim % 2, dtype=torch.float64)[:, :dim]
+        if positions:
+            x = x + slot_vectors(x.shape[0], dim, dtype=torch.float64)
         return self_attention(x, w[0], w[1], w[2], causal=causal)[0].to(dtype)
 
     layer.__name__ = "attention_with_positions" if positions else "attention_layer"
