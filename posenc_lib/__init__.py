@@ -1,6 +1,7 @@
 """posenc_lib: the positional encodings of the course, in one small library.
 
-Math lives in ``absolute``, ``attention``, ``relative``, ``alibi`` and ``rope``; they take and return
+Math lives in ``absolute``, ``attention``, ``relative``, ``alibi`` and ``rope``, and the yardstick
+every chapter scores encodings with in ``report``; they take and return
 torch tensors and never import a plotting library. Shapes use B batch, H heads, T positions,
 D model or head dims.
 """
@@ -17,6 +18,7 @@ from .absolute import (
 from .alibi import alibi_bias, alibi_slopes
 from .attention import causal_mask, self_attention
 from .relative import RelativePositionBias, t5_relative_position_bucket
+from .report import compare_reports, position_report
 from .rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
 
 __all__ = [
@@ -28,8 +30,10 @@ __all__ = [
     "apply_rope",
     "binary_encoding",
     "causal_mask",
+    "compare_reports",
     "integer_encoding",
     "normalized_encoding",
+    "position_report",
     "rope_cos_sin",
     "rope_inv_freq",
     "self_attention",
