@@ -63,6 +63,7 @@ format: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_rope.py
 	$(BIN)/python benchmarks/bench_widgets.py
+	$(BIN)/python benchmarks/bench_grade.py
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup

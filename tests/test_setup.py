@@ -111,3 +111,10 @@ def test_make_lab_serves_the_course():
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=20)
+
+
+def test_the_grader_is_installed_as_a_command():
+    script = Path(sys.executable).parent / "posenc-grade"
+    assert script.exists(), "run `make setup` again: pyproject.toml declares posenc-grade"
+    done = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--seed" in done.stdout

@@ -1,0 +1,240 @@
+"""The grader's child process: run one submission's cells and record what its functions return.
+
+This module runs inside the child (see ``grade.py``) and nowhere else. The child:
+1. starts its own session (so the parent can kill it and anything it starts), lowers its limits
+   (memory, CPU seconds, file size), moves to a scratch folder and clears its environment;
+2. runs the notebook's code cells one by one, each under a time limit, with stdout and stderr
+   thrown away (a printed "all tests passed" reaches nobody), going on past a cell that fails;
+3. calls each question's function on the grader's inputs through ``checks.run.call`` (taken before
+   any learner code ran, so patching it changes nothing here) and sends the outcomes to the parent,
+   one question at a time, as bytes that the parent reads with ``torch.load(weights_only=True)``:
+   plain tensors, numbers, strings, lists and dicts only, never a pickle of learner objects.
+4. reports which of the library's and NumPy's / torch's comparison functions the cells replaced.
+
+The parent judges the outcomes; nothing here decides a grade.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import os
+import resource
+import sys
+import types
+
+import numpy as np
+import torch
+
+from . import checks as _checks
+from .checks import run as _run
+
+CELL_SECONDS = 20.0  # one cell's time limit
+# What a submission may not replace unnoticed: (owner, attribute name).
+WATCHED = [
+    (np, "allclose"),
+    (np, "isclose"),
+    (np, "array_equal"),
+    (np.testing, "assert_allclose"),
+    (torch, "allclose"),
+    (torch, "isclose"),
+    (torch, "equal"),
+    (torch.testing, "assert_close"),
+    (torch.Tensor, "__eq__"),
+    (torch.Tensor, "__bool__"),
+    (builtins, "isinstance"),
+    (builtins, "float"),
+    (_run, "call"),
+    (_run, "_plain"),
+    (_run, "_time_limit"),
+    *(
+        (_checks.Question, name)
+        for name in ("run", "judge", "evaluate", "check", "cases", "diagnose")
+    ),
+    (_checks, "Question"),
+    (_checks, "Verdict"),
+]
+QUESTION_METHODS = (
+    "run",
+    "judge",
+    "_judge",
+    "evaluate",
+    "check",
+    "cases",
+    "diagnose",
+    "diagnose_all",
+)
+CHECK_CALLS = {"check", "hint", "solution"}
+
+
+def limit_resources(memory_bytes: int, cpu_seconds: int, file_bytes: int = 64 * 2**20) -> None:
+    """Cap this process: address space grows by at most memory_bytes, CPU time, file sizes."""
+    in_use = _virtual_memory()
+    for limit, value in (
+        (resource.RLIMIT_AS, in_use + memory_bytes),
+        (resource.RLIMIT_CPU, cpu_seconds),
+        (resource.RLIMIT_FSIZE, file_bytes),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        soft, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(limit, (value, hard))
+
+
+def _virtual_memory() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 4 * 2**30
+
+
+def is_check_cell(source: str) -> bool:
+    """True when every statement of the cell is ``qN.check(...)``/``hint``/``solution``/``scorecard``.
+
+    Such cells only show verdicts; the grader does its own checking, so it skips them (an edited
+    check cell that does anything else is run like any other cell).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+
+    def is_check(node) -> bool:
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            return False
+        fn = node.value.func
+        return (isinstance(fn, ast.Attribute) and fn.attr in CHECK_CALLS) or (
+            isinstance(fn, ast.Name) and fn.id == "scorecard"
+        )
+
+    return bool(tree.body) and all(is_check(node) for node in tree.body)
+
+
+def runnable(source: str) -> str:
+    """A cell's source without IPython magics and shell escapes (lines starting % or !)."""
+    if source.lstrip().startswith("%%"):
+        return ""  # a cell magic: the whole cell is not Python
+    return "\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!")))
+
+
+def encode(value):
+    """A plain value (from ``_run._plain``) as something ``torch.load(weights_only=True)`` reads."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone()
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "biufc":
+            return {"__ndarray__": torch.from_numpy(np.array(value))}
+        return {"__object__": f"NumPy array of {value.dtype}"}
+    if isinstance(value, _run.TooMany):
+        return {"__toomany__": True}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, complex):
+        return {"__object__": "complex"}
+    if isinstance(value, np.generic):
+        return encode(value.item())
+    if isinstance(value, (list, tuple)):
+        items = [encode(v) for v in value]
+        return {"__tuple__": items} if isinstance(value, tuple) else items
+    return {"__object__": type(value).__name__}
+
+
+def _quiet() -> None:
+    """Send this process's stdout and stderr to nowhere (file descriptors and Python objects)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False))
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False))
+
+
+def child_main(conn, job: dict) -> None:
+    """Entry point in the child. ``job``: cells, chapter module name, seed, scratch, limits."""
+    os.setsid()
+    limit_resources(job["memory_bytes"], job["cpu_seconds"])
+    os.chdir(job["scratch"])
+    os.environ.clear()
+    os.environ.update(
+        {
+            "HOME": job["scratch"],
+            "TMPDIR": job["scratch"],
+            "MPLBACKEND": "Agg",
+            "PATH": "/usr/bin:/bin",
+        }
+    )
+    torch.set_num_threads(1)
+    _quiet()
+    send = _sender(conn)
+    call, time_limit = _run.call, _run._time_limit  # taken before learner code runs
+    originals = [(owner, name, getattr(owner, name)) for owner, name in WATCHED]
+    chapter = sys.modules[job["module"]]
+    questions = list(chapter.QUESTIONS)
+    chapter_names = {
+        name: value for name, value in vars(chapter).items() if not name.startswith("__")
+    }
+    cases = {q.name: q.cases(seed=0) + q.cases(seed=job["seed"]) for q in questions}
+
+    main = types.ModuleType("__main__")
+    sys.modules["__main__"] = main
+    failed_cells = []
+    for number, source in enumerate(job["cells"], start=1):
+        code = runnable(source)
+        if not code.strip() or is_check_cell(code):
+            continue
+        try:
+            compiled = compile(code, f"<cell {number}>", "exec")
+            with time_limit(job.get("cell_seconds", CELL_SECONDS)):
+                exec(compiled, main.__dict__)  # noqa: S102 - running the submission is the job
+        except BaseException as error:  # noqa: BLE001 - a failing cell must not stop the rest
+            failed_cells.append(f"cell {number}: {_run._describe(error)}")
+    send({"kind": "cells", "failed": failed_cells[:20]})
+
+    for question in questions:
+        fn = main.__dict__.get(question.function)
+        if fn is None:
+            send({"kind": "question", "name": question.name, "missing": True, "outcomes": []})
+            continue
+        outcomes = []
+        for case in cases[question.name]:
+            try:
+                outcome = call(fn, case.args, question.timeout)
+            except BaseException as error:  # noqa: BLE001 - KeyboardInterrupt from learner code
+                outcome = _run.Outcome("raised", error=_run._describe(error))
+            outcomes.append([outcome.kind, encode(outcome.value), outcome.error])
+            if outcome.kind != "returned":
+                break
+        send({"kind": "question", "name": question.name, "missing": False, "outcomes": outcomes})
+
+    replaced = [
+        f"{getattr(owner, '__name__', owner)}.{name}"
+        for owner, name, original in originals
+        if getattr(owner, name, None) is not original
+    ]
+    if sys.modules.get(job["module"]) is not chapter:
+        replaced.append(job["module"])
+    replaced += [
+        f"{job['module']}.{name}"
+        for name, value in chapter_names.items()
+        if vars(chapter).get(name) is not value
+    ]
+    replaced += [
+        f"{q.name}.{method}" for q in questions for method in QUESTION_METHODS if method in vars(q)
+    ]
+    send({"kind": "done", "replaced": replaced})
+    conn.close()
+    os._exit(0)  # skip atexit hooks a submission may have registered
+
+
+def _sender(conn):
+    def send(message) -> None:
+        buffer = io.BytesIO()
+        torch.save(message, buffer)
+        conn.send_bytes(buffer.getvalue())
+
+    return send

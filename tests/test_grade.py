@@ -1,0 +1,422 @@
+"""The grader against an attack suite: every submission gets its right row and no unearned points.
+
+All submissions are graded in one batch (two workers, one forkserver) at module scope; each test
+then reads its own row. Submissions are chapter 1's solutions notebook with a cell added, removed
+or replaced, so a correct notebook scores 12 and each attack says what it should score instead.
+"""
+
+import csv
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from posenc_lib.checks.ch01 import q1
+from posenc_lib.grade import Grader, chapters, grade_all, main, read_submission, write_sheet
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "solutions" / "01_order_blindness.ipynb"
+FULL = 12
+TIMEOUT = 8.0
+SEED = 1234
+
+WRONG_ATTENTION = """
+def attention(x, w_q, w_k, w_v):
+    return torch.zeros(x.shape[0], w_v.shape[1])
+"""
+UNSCALED_ATTENTION = """
+def attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return torch.softmax(q @ k.T, dim=-1) @ v
+"""
+
+
+def _solutions():
+    return nbformat.read(SOLUTIONS, as_version=4)
+
+
+def _with(first=None, last=None, replace=None, drop=None):
+    """The solutions notebook with a cell put first, last, in place of a function, or dropped."""
+    notebook = _solutions()
+    cells = notebook.cells
+    if replace:
+        name, source = replace
+        index = next(i for i, c in enumerate(cells) if f"def {name}(" in c.source)
+        cells[index] = nbformat.v4.new_code_cell(source)
+    if drop:
+        cells[:] = [c for c in cells if not drop(c)]
+    code_start = next(i for i, c in enumerate(cells) if c.cell_type == "code")
+    if first:
+        cells.insert(code_start + 1, nbformat.v4.new_code_cell(first))  # after the imports
+    if last:
+        cells.append(nbformat.v4.new_code_cell(last))
+    return nbformat.writes(notebook)
+
+
+def _exercise(path):
+    return path.read_text(encoding="utf-8")
+
+
+def _attacks(sheet: Path, canary: Path):
+    """name -> (notebook text, expected status, expected score, {question: points} or None)."""
+    wrong = ("attention", WRONG_ATTENTION)
+    return {
+        "correct solution": (_with(), "ok", FULL, None),
+        "patch numpy and torch comparisons": (
+            _with(
+                first="import numpy as np\nnp.allclose = lambda *a, **k: True\n"
+                "np.isclose = lambda *a, **k: True\ntorch.allclose = lambda *a, **k: True",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "patch tensor equality": (
+            _with(first="torch.Tensor.__eq__ = lambda a, b: True", replace=wrong),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "redefine check": (
+            _with(
+                first="q1.check = lambda *a, **k: print('q1 ✓ correct (3/3 points)')\n"
+                "def check(*args, **kwargs):\n    return True",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "redefine the grading modules": (
+            _with(
+                first="import posenc_lib.checks as c\nimport posenc_lib.grade as g\n"
+                "c.Question.judge = lambda self, cases, outcomes: None\ng.Grader = None\n"
+                "import posenc_lib.checks.run as r\n"
+                "r.call = lambda fn, args, timeout=None: r.Outcome('returned', None)",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "replace the question object": (
+            _with(
+                first="import posenc_lib.checks.ch01 as ch\nch.q1 = None\nch.QUESTIONS = ()",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "sys.exit in a cell": (_with(first="import sys\nsys.exit(0)"), "ok", FULL, None),
+        "SystemExit and KeyboardInterrupt in cells": (
+            _with(first="raise SystemExit(3)", last="raise KeyboardInterrupt"),
+            "ok",
+            FULL,
+            None,
+        ),
+        "os._exit before the functions": (
+            _with(first="import os\nos._exit(0)"),
+            "error",
+            0,
+            None,
+        ),
+        "KeyboardInterrupt inside a function": (
+            _with(
+                replace=(
+                    "attention",
+                    "def attention(x, w_q, w_k, w_v):\n    raise KeyboardInterrupt",
+                )
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "sys.exit inside a function": (
+            _with(
+                replace=(
+                    "attention",
+                    "import sys\ndef attention(x, w_q, w_k, w_v):\n    sys.exit(1)",
+                )
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "os._exit inside the last function": (
+            _with(
+                replace=(
+                    "unchanged_rows",
+                    "import os\ndef unchanged_rows(T, i, j):\n    os._exit(0)",
+                )
+            ),
+            "error",
+            FULL - 2,
+            {"q5": 0},
+        ),
+        "infinite loop in a cell": (_with(first="while True:\n    pass"), "ok", FULL, None),
+        "infinite loop that swallows every interrupt": (
+            _with(
+                first="while True:\n    try:\n        while True:\n            pass\n"
+                "    except BaseException:\n        pass"
+            ),
+            "timeout",
+            0,
+            None,
+        ),
+        "endless loop inside a function": (
+            _with(
+                replace=(
+                    "attention",
+                    "def attention(x, w_q, w_k, w_v):\n    while True:\n        pass",
+                )
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "memory bomb at once": (_with(first="x = bytearray(64 * 2**30)"), "ok", FULL, None),
+        "memory bomb that grows": (
+            _with(first="blocks = []\nwhile True:\n    blocks.append(bytearray(2**26))"),
+            "ok",
+            FULL,
+            None,
+        ),
+        "fake all-passed lines": (
+            _exercise(ROOT / "exercises" / "01_order_blindness.ipynb").replace(
+                '"import math',
+                '"print(\\"q1 ✓ correct (3/3 points)\\\\ntotal: 12/12 points\\")\\nimport math',
+                1,
+            ),
+            "ok",
+            0,
+            None,
+        ),
+        "write the grade sheet and the cwd": (
+            _with(
+                first=f"open({str(sheet)!r}, 'w').write('submission,score\\nme,999\\n')\n"
+                "open('grades.csv', 'w').write('me,999')\nimport os\n"
+                "open(os.path.expanduser('~/note'), 'w').write('x')",
+                replace=wrong,
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "a process left behind": (
+            _with(
+                first="import os, time\nif os.fork() == 0:\n    time.sleep(3)\n"
+                f"    open({str(canary)!r}, 'w').write('late')\n    os._exit(0)"
+            ),
+            "ok",
+            FULL,
+            None,
+        ),
+        "rewrite another submission's file": (
+            _with(
+                first=f"open({str(sheet.parent / 'unscaled-scores.ipynb')!r}, 'w').write('{{}}')"
+            ),
+            "ok",
+            FULL,
+            None,
+        ),
+        "check cells deleted": (_with(drop=lambda c: ".check(" in c.source), "ok", FULL, None),
+        "check cells edited": (
+            _with().replace("q1.check(attention)", 'print(\\"q1 ✓ correct\\")'),
+            "ok",
+            FULL,
+            None,
+        ),
+        "invalid JSON": ('{"cells": [', "invalid", 0, None),
+        "a JSON list": ("[1, 2, 3]", "invalid", 0, None),
+        "an empty notebook": (nbformat.writes(nbformat.v4.new_notebook()), "invalid", 0, None),
+        "a function missing": (
+            _with(drop=lambda c: "def permutation_matrix(" in c.source),
+            "ok",
+            FULL - 2,
+            {"q2": 0},
+        ),
+        "a wrong signature": (
+            _with(replace=("attention", "def attention(x, w_q):\n    return x @ w_q")),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "a tensor subclass that claims equality": (
+            _with(
+                replace=(
+                    "attention",
+                    "class Liar(torch.Tensor):\n"
+                    "    def __eq__(self, other):\n        return True\n"
+                    "    @classmethod\n"
+                    "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+                    "        if func in (torch.allclose, torch.equal):\n            return True\n"
+                    "        return super().__torch_function__(func, types, args, kwargs or {})\n"
+                    "def attention(x, w_q, w_k, w_v):\n"
+                    "    return torch.zeros(x.shape[0], w_v.shape[1]).as_subclass(Liar)",
+                )
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "answers hard-coded for the public inputs": (
+            _with(
+                replace=(
+                    "attention",
+                    "from posenc_lib.checks.ch01 import q1 as _q\n"
+                    "_known = {tuple(c.args[0].shape): c for c in _q.cases(0)}\n"
+                    "def attention(x, w_q, w_k, w_v):\n"
+                    "    if tuple(x.shape) in _known:\n"
+                    "        q, k, v = x @ w_q, x @ w_k, x @ w_v\n"
+                    "        return torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v\n"
+                    "    return torch.zeros(x.shape[0], w_v.shape[1])",
+                )
+            ),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "unscaled scores": (
+            _with(replace=("attention", UNSCALED_ATTENTION)),
+            "ok",
+            FULL - 3,
+            {"q1": 0},
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    sheet, canary = folder / "grades.csv", folder / "canary.txt"
+    attacks = _attacks(sheet, canary)
+    paths = []
+    for name, (text, *_) in attacks.items():  # the last one is a target of an earlier one
+        path = folder / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".ipynb")
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    exercises = sorted((ROOT / "exercises").glob("*.ipynb"))
+    rows = grade_all(paths + exercises, SEED, timeout=TIMEOUT, workers=2, memory_mb=512)
+    write_sheet(rows, sheet)
+    time.sleep(4)  # longer than the process left behind would wait before writing
+    by_name = dict(zip(attacks, rows, strict=False))
+    return attacks, by_name, rows[len(attacks) :], exercises, sheet, canary
+
+
+ATTACK_NAMES = list(_attacks(Path("/x"), Path("/y")))
+
+
+@pytest.mark.parametrize("name", ATTACK_NAMES)
+def test_each_submission_ends_with_its_right_row(graded, name):
+    attacks, rows, *_ = graded
+    _, status, score, points = attacks[name]
+    row = rows[name]
+    assert (row.status, row.score) == (status, score), (row.reason, [str(v) for v in row.verdicts])
+    if status != "invalid":
+        assert row.chapter == "01" and row.max_score == FULL
+        for question, expected in (points or {}).items():
+            assert next(v.points for v in row.verdicts if v.question == question) == expected
+
+
+def test_every_shipped_exercise_grades_to_zero_and_ok(graded):
+    *_, exercise_rows, exercises, _, _ = graded
+    assert len(exercise_rows) == len(exercises) >= 1
+    for path, row in zip(exercises, exercise_rows, strict=True):
+        assert (row.status, row.score) == ("ok", 0), (path.name, row.reason)
+        assert row.chapter == path.name[:2] and row.max_score > 0
+        assert all(v.status == "not attempted" for v in row.verdicts)
+
+
+def test_the_sheet_has_one_row_per_submission_and_nothing_written_by_them(graded):
+    attacks, _, exercise_rows, _, sheet, canary = graded
+    with sheet.open(encoding="utf-8") as handle:
+        lines = list(csv.reader(handle))
+    assert lines[0][:5] == ["submission", "chapter", "status", "score", "max_score"]
+    assert lines[0][5:10] == ["q1", "q2", "q3", "q4", "q5"]
+    assert len(lines) == 1 + len(attacks) + len(exercise_rows)
+    assert not any("999" in cell for line in lines for cell in line)
+    assert not canary.exists(), "a process a submission started outlived its grading"
+
+
+def test_feedback_gives_the_sentences_check_gives(graded):
+    _, rows, *_ = graded
+    namespace = {}
+    exec("import torch\n" + UNSCALED_ATTENTION, namespace)
+    in_class = q1.evaluate(namespace["attention"]).message
+    assert "not scaled" in in_class
+    feedback = rows["unscaled scores"].feedback()
+    assert feedback["questions"][0]["message"] == in_class
+    assert rows["a wrong signature"].verdicts[0].message.startswith("`attention` raised TypeError")
+
+
+def test_the_reason_says_what_happened(graded):
+    _, rows, *_ = graded
+    assert "os._exit" in rows["os._exit before the functions"].reason
+    assert "did not finish within" in rows["infinite loop that swallows every interrupt"].reason
+    assert "np.allclose" in rows["patch numpy and torch comparisons"].reason.replace("numpy", "np")
+    assert "metadata.posenc.chapter" in rows["an empty notebook"].reason
+    assert "not valid JSON" in rows["invalid JSON"].reason
+    assert rows["memory bomb at once"].failed_cells[0].startswith("cell 2: MemoryError")
+
+
+def test_a_renamed_file_is_graded_by_its_metadata(tmp_path):
+    path = tmp_path / "homework final (1).txt"
+    path.write_text(_with(), encoding="utf-8")
+    chapter, cells = read_submission(path, chapters())
+    assert chapter == "01" and any("def attention(" in c for c in cells)
+
+
+def test_the_command_writes_the_sheet_and_feedback(tmp_path, capsys):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "=cmd().ipynb").write_text(_with(), encoding="utf-8")
+    (tmp_path / "in" / "broken.ipynb").write_text("not json", encoding="utf-8")
+    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
+    code = main([str(tmp_path / "in"), "--out", str(out), "--json", str(feedback), "--seed", "7"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Graded 2 submissions" in printed and "1 ok" in printed and "1 invalid" in printed
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [r["status"] for r in rows] == ["ok", "invalid"]
+    assert rows[0]["submission"] == "'=cmd().ipynb"  # a spreadsheet will not run it as a formula
+    assert rows[0]["score"] == str(FULL)
+    files = sorted(p.name for p in feedback.iterdir())
+    assert files == ["_cmd__.json", "broken.json"]
+    data = json.loads((feedback / "_cmd__.json").read_text(encoding="utf-8"))
+    assert data["score"] == FULL and len(data["questions"]) == 5
+
+
+def test_the_grader_finds_every_chapter_with_checks():
+    found = chapters()
+    assert "01" in found
+    solutions = {p.name[:2] for p in (ROOT / "solutions").glob("*.ipynb")}
+    assert solutions <= set(found)
+
+
+def test_bad_arguments_get_a_message(capsys):
+    with pytest.raises(SystemExit):
+        main(["nowhere-at-all", "--workers", "0"])
+    assert "--workers must be >= 1" in capsys.readouterr().err
+
+
+def test_the_child_cannot_see_the_parents_environment(tmp_path):
+    os.environ["POSENC_SECRET_FOR_TEST"] = "42"
+    try:
+        source = (
+            "import os\n"
+            "def attention(x, w_q, w_k, w_v):\n"
+            "    assert 'POSENC_SECRET_FOR_TEST' not in os.environ\n"
+            "    q, k, v = x @ w_q, x @ w_k, x @ w_v\n"
+            "    return torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v"
+        )
+        path = tmp_path / "env.ipynb"
+        path.write_text(_with(replace=("attention", source)), encoding="utf-8")
+        row = Grader(seed=3, timeout=TIMEOUT).grade(path)
+        assert row.score == FULL, [str(v) for v in row.verdicts]
+    finally:
+        del os.environ["POSENC_SECRET_FOR_TEST"]
