@@ -20,7 +20,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab test lint format bench exercises notebooks clean
+.PHONY: setup lab test lint format bench exercises notebooks experiment clean
 
 setup: $(STAMP)
 
@@ -73,6 +73,11 @@ exercises: setup
 # seconds each notebook takes. Commit the result.
 notebooks: setup
 	$(BIN)/python -m posenc_lib.authoring execute
+
+# Chapter 7's experiment: train every position method at L = 64, evaluate at L..8L, fine-tune RoPE
+# at 4L; writes posenc_lib/data/extrapolation/ (checkpoints and results.json). A few minutes.
+experiment: setup
+	$(BIN)/python -m posenc_lib.extrapolation
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -120,7 +120,7 @@ class Property:
         return {True: "✓", False: "✗", None: "–"}[self.passed]
 
 
-@dataclass
+@dataclass(repr=False)
 class PositionReport:
     """The yardstick's verdicts for one encoding; shows itself as a table."""
 
@@ -158,6 +158,12 @@ class PositionReport:
             text.append(self.note)
         return "\n".join(line.rstrip() for line in text)
 
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's plain-text view
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         body = "".join(
             f"<tr><td>{r.name}</td><td>{_mark_html(r)}</td><td>{html.escape(r.shown)}</td>"
@@ -172,7 +178,7 @@ class PositionReport:
         )
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparison:
     """Several reports side by side: properties as rows, encodings as columns."""
 
@@ -194,6 +200,12 @@ class Comparison:
             "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
             for row in [header, *lines]
         )
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         names, cells = self._cells()

@@ -185,3 +185,10 @@ def test_sinusoids_pass_the_offset_properties_at_any_size(d_model, base):
     report = position_report(lambda n: sinusoidal_encoding(n, d_model, base), seen=64, unseen=512)
     for name in ("distance over t", "offset-only similarity", "extrapolation", "boundedness"):
         assert report.passed[name], (name, report[name])
+
+
+def test_reports_show_their_table_as_plain_text_too():
+    report = position_report(EXPECTED["sinusoidal"][0], "sinusoidal")
+    assert repr(report) == str(report)
+    table = compare_reports([report])
+    assert repr(table) == str(table)
