@@ -30,10 +30,13 @@ def _geometric_slopes(n: int) -> list[float]:
 def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor:
     """The slope of each head: m_h = 2 ** (-8 h / H) when H is a power of two.
 
-    For other H (Press et al. 2022, section 3 and their code; BLOOM's ``build_alibi_tensor`` does
-    the same): take the H' slopes of the largest power of two H' <= H, then fill the remaining
-    H - H' heads with every other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H')),
-    which interleave between the first set. Returns (H,).
+    For other H, the rule of the authors' code (ofirpress/attention_with_linear_biases,
+    ``get_slopes`` in fairseq/models/transformer.py: the paper only trains models with 2^a heads,
+    the code calls this a workaround; BLOOM's ``build_alibi_tensor`` does the same): take the H'
+    slopes of the largest power of two H' <= H, then fill the remaining H - H' heads with every
+    other slope of 2H' heads (the odd ones: 2 ** (-8 (2k - 1) / 2H'), k = 1 .. H - H'). Extra
+    head k sits half a ladder step above head k: 2 ** (-8 (2k - 1) / 2H') = m_k * 2 ** (4 / H').
+    Returns (H,).
     """
     n = _checked_heads(num_heads)
     check.table_dtype(dtype, device)

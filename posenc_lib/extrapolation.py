@@ -1,10 +1,11 @@
 """Chapter 7's experiment: train every position method at length L, test at L, 2L, 4L and 8L.
 
-    python -m posenc_lib.extrapolation            # about 5 minutes on 2 CPU cores (make experiment)
+    python -m posenc_lib.extrapolation            # about 10 minutes on a laptop CPU (make experiment)
     python -m posenc_lib.extrapolation --quick    # a smoke run: few steps, results not saved
 
 Writes to ``posenc_lib/data/extrapolation/``: one checkpoint per method (float16, ~0.5 MB each),
-two RoPE checkpoints fine-tuned at 4L (Position Interpolation and YaRN), and ``results.json`` with
+three RoPE checkpoints fine-tuned at 4L (Position Interpolation, YaRN, and no scaling as the
+control), and ``results.json`` with
 every perplexity. Chapter 7 reads those; it retrains only if its RETRAIN flag is set.
 
 Perplexity at length T: the validation text cut into windows of T + 1 tokens, the model predicting
@@ -203,11 +204,12 @@ def _scaled(model, val_tokens, lengths, s) -> dict:
 
 
 def _finetune(base, train_tokens, val_tokens, lengths, s, progress, out) -> dict:
-    """RoPE fine-tuned at 4L for a few steps with PI and with YaRN (factor 4)."""
+    """RoPE fine-tuned at 4L for a few steps with PI and with YaRN (factor 4), and, as the control,
+    with no scaling at all (the same steps on the same texts: what the fine-tuning alone buys)."""
     tuned = {}
-    for name in ("linear", "yarn"):
+    for name in ("linear", "yarn", "default"):
         model = copy.deepcopy(base)
-        model.set_rope_scaling(SCALINGS[name](4))
+        model.set_rope_scaling(SCALINGS[name](4) if name in SCALINGS else None)
         progress.job = f"fine-tune rope {name}"
         started = time.perf_counter()
         loss = train(

@@ -14,6 +14,7 @@ import math
 
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.ticker import MaxNLocator, NullLocator
 
 DPI = 80
 DIVERGING = "RdBu_r"  # negative blue, positive red
@@ -149,3 +150,418 @@ class WavePlot:
         self.marker.set_xdata([position, position])
         self.vector.set_xdata(_np(table[position]))
         self.axes[1].set_title(f"PE at t = {position}")
+
+
+def _heading(ax, text: str) -> None:
+    """A title as plain text at the top of the axes (cheaper to redraw than ``set_title``)."""
+    ax.text(0.5, 1.02, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=10)
+
+
+class SinusoidPlot:
+    """Chapter 3: one sinusoidal table and what it implies (a ``sinusoid.SinusoidView``).
+
+    Top left: the table (T, D), positions along x, dimensions along y (rows past D are blank, so
+    the axes never move when D changes), with t (solid) and t + k (dashed) marked. Top right: the
+    vector PE_t. Bottom left: <PE_t, PE_{t+k}> / (D/2) against the offset k, with k marked; the
+    curve is the same for every t. Bottom right: the wavelength ladder, one point per pair, on a
+    log scale, with the table length T as a line.
+
+    Text is what a redraw pays for (about 1 ms per label): few ticks, and titles as plain axes
+    text, which skips the title placement that measures every tick label.
+    """
+
+    def __init__(self, view, fig=None, max_dims: int = 128, max_wavelength: float = 1e6):
+        self.fig = fig if fig is not None else new_figure(9.6, 4.2)
+        self.max_dims = max_dims
+        grid = self.fig.add_gridspec(2, 4, height_ratios=[1.15, 1])
+        ax_map = self.fig.add_subplot(grid[0, :3])
+        ax_vec = self.fig.add_subplot(grid[0, 3])
+        ax_dot = self.fig.add_subplot(grid[1, :2])
+        ax_ladder = self.fig.add_subplot(grid[1, 2:])
+        self.axes = (ax_map, ax_vec, ax_dot, ax_ladder)
+        n_pos = view.table.shape[0]
+        # The image covers the D rows of the table; the grey background shows below it, and the
+        # axes keep room for max_dims rows, so nothing moves when D changes.
+        ax_map.set_facecolor("#eeeeee")
+        self.image = ax_map.imshow(
+            _np(view.table.T),
+            aspect="auto",
+            cmap=DIVERGING,
+            vmin=-1,
+            vmax=1,
+            interpolation="nearest",
+        )
+        self.marker = ax_map.axvline(view.position, color="black", linewidth=1.5)
+        self.shifted = ax_map.axvline(view.position, color="black", linewidth=1, linestyle="--")
+        ax_map.set(xlim=(-0.5, n_pos - 0.5), xticks=[0, n_pos - 1])
+        ax_map.set(ylim=(max_dims - 0.5, -0.5), yticks=[0, max_dims // 2, max_dims - 1])
+        _heading(ax_map, "PE table: position t (solid), t + k (dashed); dimension down")
+        ax_vec.axvline(0, color="gray", linewidth=0.8)
+        (self.vector,) = ax_vec.plot([], [], linestyle="none", marker="o", markersize=2.5)
+        ax_vec.set(xlim=(-1.1, 1.1), ylim=(max_dims - 0.5, -0.5), xticks=[-1, 1], yticks=[])
+        _heading(ax_vec, "PE_t")
+        ax_dot.axhline(0, color="gray", linewidth=0.8)
+        (self.similarity,) = ax_dot.plot([], [], color="tab:blue", linewidth=1)
+        (self.dot,) = ax_dot.plot([], [], "o", color="black", markersize=5)
+        limit = int(view.offsets.abs().max())
+        ax_dot.set(xlim=(-limit, limit), xticks=[-limit, 0, limit])
+        ax_dot.set(ylim=(-1.05, 1.05), yticks=[0, 1])
+        _heading(ax_dot, "<PE_t, PE_t+k> / (D/2) against offset k")
+        # log10 of the wavelength on a linear axis, labelled in tokens: a log-scaled axis would
+        # cost its transform and tick search on every redraw.
+        (self.ladder,) = ax_ladder.plot([], [], "o", color="tab:purple", markersize=3)
+        ax_ladder.axhline(math.log10(n_pos), color="gray", linewidth=0.8, linestyle=":")
+        ax_ladder.set(xlim=(-1, max_dims // 2), ylim=(0, math.log10(max_wavelength)), xticks=[])
+        ax_ladder.set_yticks([1, 3, 5], labels=["10", "1000", "100000"])
+        _heading(ax_ladder, "wavelength of each pair i (dotted: T)")
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another SinusoidView of the same T (any D up to max_dims), in place."""
+        table, t, k = view.table, view.position, view.offset  # (T, D), t, k
+        n_pos, d_model = table.shape
+        self.image.set_data(_np(table.T))
+        self.image.set_extent((-0.5, n_pos - 0.5, d_model - 0.5, -0.5))
+        self.marker.set_xdata([t, t])
+        self.shifted.set_xdata([t + k, t + k])
+        self.vector.set_data(_np(table[t]), range(table.shape[1]))
+        self.similarity.set_data(_np(view.offsets), _np(view.similarity))
+        self.dot.set_data([k], [view.dot / (table.shape[1] / 2)])
+        self.ladder.set_data(range(len(view.wavelengths)), _np(view.wavelengths.log10()))
+
+
+# Chapter 2: colour limits per table, fixed so that switching tables never rescales by surprise.
+TABLE_COLOUR_LIMITS = {"integer": 255.0, "normalized": 1.0, "binary": 1.0, "sinusoidal": 1.0}
+
+
+class TablePlot:
+    """Chapter 2: one position table and its neighbour steps (a ``naive.TableView``).
+
+    Left: the (T, D) table as a heatmap, positions along x, dimensions along y, the marked position
+    as a black line; colour limits are fixed per table (``colour_limits``, by table name), so the
+    integer table's size shows on its colour bar. Right: ||PE_{t+1} - PE_t|| against t on a fixed
+    scale (0 to ``distance_limit``), with the marked position's step as a dot: a flat line means
+    evenly spaced neighbours.
+    """
+
+    def __init__(self, view, fig=None, distance_limit: float = 3.0, colour_limits=None):
+        self.colour_limits = colour_limits or TABLE_COLOUR_LIMITS
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_map, ax_step = self.fig.subplots(1, 2, width_ratios=[1.6, 1])
+        self.axes = (ax_map, ax_step)
+        n_pos, d_model = view.table.shape
+        # The image shows table / limit on a fixed -1..1 scale, and the colour bar's labels say what
+        # the limit is: relabelling keeps every artist, where a new colour range would redraw the bar.
+        self.image = ax_map.imshow(
+            _np(view.table.T),
+            aspect="auto",
+            cmap=DIVERGING,
+            interpolation="nearest",
+            vmin=-1,
+            vmax=1,
+        )
+        # Below the map: the labels change width with the table, which a bar at the side would not fit.
+        self.colorbar = self.fig.colorbar(
+            self.image, ax=ax_map, ticks=[-1, 0, 1], location="bottom", shrink=0.4, aspect=25
+        )
+        self._limit = 1.0
+        self.marker = ax_map.axvline(view.position, color="black", linewidth=1.5)
+        ax_map.set(xlabel="position t", ylabel="dimension", yticks=[0, d_model - 1])
+        (self.steps,) = ax_step.plot([], [], color="tab:blue", linewidth=1.2)
+        (self.dot,) = ax_step.plot([], [], "o", color="black", markersize=5)
+        ax_step.set(xlabel="t", title="step ||PE(t+1) - PE(t)||", ylim=(0, distance_limit))
+        ax_step.set_yticks([0, round(distance_limit / 2, 1), round(distance_limit, 1)])
+        for ax in self.axes:  # few tick labels: each costs about 1 ms of every redraw
+            ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
+        self._shape = None  # the (T, D) the axes are set up for
+        self._name = None  # the table the colour limits are set for
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another TableView (any T, same D), changing artists in place."""
+        ax_map, ax_step = self.axes
+        n_pos, d_model = view.table.shape
+        if view.name != self._name:
+            self._limit = self.colour_limits.get(view.name, max(view.max_abs, 1e-6))
+            self.colorbar.set_ticks(
+                [-1, 0, 1], labels=[f"{-self._limit:g}", "0", f"{self._limit:g}"]
+            )
+        self.image.set_data(_np(view.table.T) / self._limit)
+        if (n_pos, d_model) != self._shape:  # the sequence length changed: stretch the axes
+            self.image.set_extent((-0.5, n_pos - 0.5, d_model - 0.5, -0.5))
+            ax_map.set_xlim(-0.5, n_pos - 0.5)
+            ax_step.set_xlim(-0.5, max(n_pos - 1.5, 0.5))
+        if (view.name, n_pos, d_model) != (self._name, *(self._shape or (None, None))):
+            ax_map.set_title(f"{view.name} table, T = {n_pos}, D = {d_model}")
+        self._shape, self._name = (n_pos, d_model), view.name
+        self.marker.set_xdata([view.position, view.position])
+        distances = _np(view.distances)
+        self.steps.set_data(range(len(distances)), distances)
+        if view.position < len(distances):  # the last position has no next neighbour
+            self.dot.set_data([view.position], [distances[view.position]])
+        else:
+            self.dot.set_data([], [])
+
+
+class BucketPlot:
+    """Chapter 4: T5's bucket map and the bias it builds (a ``relbias_demo.BucketView``).
+
+    Left: the bucket of each offset j - i (keys before the query on the left), as a staircase;
+    dashed lines at +-max_distance. Right: the (T, T) bias of one head, B[i, j] = table[bucket of
+    j - i], rows = queries, columns = keys: constant along every diagonal (Toeplitz), in bands
+    that widen away from the diagonal. Colours fixed at +-2.5 (the table is N(0, 1)).
+    """
+
+    def __init__(self, view, fig=None):
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_map, ax_bias = self.fig.subplots(1, 2, width_ratios=[1.5, 1])
+        self.axes = (ax_map, ax_bias)
+        offsets = _np(view.offsets)
+        (self.staircase,) = ax_map.plot(offsets, _np(view.buckets), drawstyle="steps-mid")
+        self.limits = [
+            ax_map.axvline(x, color="gray", linestyle="--", linewidth=1) for x in (-1, 1)
+        ]
+        ax_map.set(xlabel="offset j - i (key - query)", ylabel="bucket", title="bucket of j - i")
+        ax_map.set_xlim(offsets[0], offsets[-1])
+        # Few tick labels: each costs about 1 ms of every redraw.
+        ax_map.xaxis.set_major_locator(MaxNLocator(3, integer=True))
+        ax_map.yaxis.set_major_locator(MaxNLocator(3, integer=True))
+        self.image = ax_bias.imshow(
+            _np(view.bias), cmap=DIVERGING, vmin=-2.5, vmax=2.5, interpolation="nearest"
+        )
+        ax_bias.set(title="bias B[i, j], one head", xlabel="key j", ylabel="query i")
+        last = view.bias.shape[0] - 1
+        ax_bias.set(xticks=[0, last], yticks=[0, last])
+        self.fig.colorbar(self.image, ax=ax_bias, ticks=[-2, 0, 2], shrink=0.9)
+        self._n_buckets = None
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another BucketView of the same T, changing artists in place."""
+        ax_map, _ = self.axes
+        self.staircase.set_ydata(_np(view.buckets))
+        for line, sign in zip(self.limits, (-1, 1), strict=True):
+            line.set_xdata([sign * view.max_distance] * 2)
+        if view.num_buckets != self._n_buckets:  # rescale only when the bucket count changed
+            ax_map.set_ylim(-0.5, view.num_buckets - 0.5)
+            self._n_buckets = view.num_buckets
+        self.image.set_data(_np(view.bias))
+
+
+class RopePlot:
+    """Chapter 6: one pair of R_m q and R_n k on the unit circle, and the score against m - n
+    (a ``rope_demo.RotationView``).
+
+    Left: the chosen pair of the rotated query (blue) and key (orange), each scaled to length 1:
+    q turned by m theta_i, k by n theta_i, so the angle between them is (m - n) theta_i. Right: the
+    score <R_m q, R_n k> against m - n (solid), the chosen pair's share of it (dashed), and the
+    current (m - n, score) as a dot: the dot stays on the curve for every m, n. ``limit`` fixes
+    the score axis (default: sum over pairs of |q_i| |k_i|, the largest any offset can reach).
+    """
+
+    def __init__(self, view, fig=None, limit: float | None = None):
+        self.fig = fig if fig is not None else new_figure(8.0, 2.8)
+        ax_circle, ax_score = self.fig.subplots(1, 2, width_ratios=[1, 2.2])
+        self.axes = (ax_circle, ax_score)
+        angles = torch.linspace(0, 2 * math.pi, 97)
+        ax_circle.plot(_np(angles.cos()), _np(angles.sin()), color="gray", linewidth=0.8)
+        ax_circle.axhline(0, color="lightgray", linewidth=0.6)
+        ax_circle.axvline(0, color="lightgray", linewidth=0.6)
+        (self.q_arrow,) = ax_circle.plot([], [], "-o", color="tab:blue", markevery=[1])
+        (self.k_arrow,) = ax_circle.plot([], [], "-o", color="tab:orange", markevery=[1])
+        self.q_label = ax_circle.text(0, 0, "q", color="tab:blue", ha="center", va="center")
+        self.k_label = ax_circle.text(0, 0, "k", color="tab:orange", ha="center", va="center")
+        ax_circle.set(xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), xticks=[], yticks=[], aspect="equal")
+        self.title = ax_circle.set_title("", fontsize=10)
+        span = float(view.offsets.abs().max())
+        if limit is None:
+            limit = float(view.curve.abs().max()) * 1.1 + 1e-9
+        ax_score.axhline(0, color="gray", linewidth=0.8)
+        (self.curve,) = ax_score.plot([], [], color="black", linewidth=1.2, label="score")
+        (self.pair_curve,) = ax_score.plot(
+            [], [], color="tab:purple", linewidth=1, linestyle="--", label="pair's share"
+        )
+        self.marker = ax_score.axvline(0, color="tab:red", linewidth=1)
+        (self.dot,) = ax_score.plot([], [], "o", color="tab:red", markersize=6)
+        ax_score.set(xlim=(-span, span), ylim=(-limit, limit), xlabel="m - n")
+        ax_score.xaxis.set_major_locator(MaxNLocator(5, integer=True))
+        ax_score.yaxis.set_major_locator(MaxNLocator(5))
+        ax_score.set_title("<R_m q, R_n k> against m - n", fontsize=10)
+        ax_score.legend(loc="upper right", fontsize=8)
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another RotationView (same q, k and offset range), changing artists in place."""
+        qx, qy = view.q_pair.tolist()
+        kx, ky = view.k_pair.tolist()
+        self.q_arrow.set_data([0, qx], [0, qy])
+        self.k_arrow.set_data([0, kx], [0, ky])
+        self.q_label.set_position((1.18 * qx, 1.18 * qy))
+        self.k_label.set_position((1.18 * kx, 1.18 * ky))
+        self.title.set_text(f"pair {view.pair}: m = {view.m}, n = {view.n}")
+        offsets = _np(view.offsets)
+        self.curve.set_data(offsets, _np(view.curve))  # changes with the base
+        self.pair_curve.set_data(offsets, _np(view.pair_curve))
+        delta = view.m - view.n
+        self.marker.set_xdata([delta, delta])
+        self.dot.set_data([delta], [view.score])
+
+
+class AlibiPlot:
+    """Chapter 5: one head of an ALiBi model (an ``alibi_demo.AlibiView``).
+
+    Left: every head's slope m on a log scale; heads on the geometric ladder 2^(-8h/H') in blue,
+    the extra heads (when H is not a power of two; each half a ladder step above one of the first
+    heads) in orange, the shown head ringed. Middle: the head's causal (T, T) bias -m (i - j) in bands of 1 (each a weight factor
+    e), clipped at -10 (a factor of about 5e-5: nothing below that is seen), future keys grey
+    (which head and T are shown is the dashboard's readout, not a title: text is slow to redraw);
+    for a long sequence the view holds every s-th row and column, each drawn s positions wide.
+    Right: the last query's attention weights on random content against the distance i - j (log
+    scale), without ALiBi (grey) and with it (blue); the dashed line is the head's window ln(10)/m.
+    """
+
+    BIAS_FLOOR = -10.0
+
+    def __init__(self, view, fig=None):
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_s, ax_b, ax_w = self.fig.subplots(1, 3, width_ratios=[0.8, 1, 1.3])
+        self.axes = (ax_s, ax_b, ax_w)
+        ax_s.set_yscale("log", base=2)
+        ax_s.set_ylim(2**-8.8, 2**0.4)
+        ax_s.set_yticks([1.0, 2.0**-4, 2.0**-8], labels=["1", "1/16", "1/256"])
+        ax_s.yaxis.set_minor_locator(NullLocator())
+        ax_s.xaxis.set_major_locator(MaxNLocator(3, integer=True))
+        (self.ladder,) = ax_s.plot([], [], "o", color="tab:blue", markersize=4)
+        (self.between,) = ax_s.plot([], [], "o", color="tab:orange", markersize=4)
+        (self.ring,) = ax_s.plot([], [], "o", markersize=10, mfc="none", mec="black")
+        ax_s.set_title("slope m of each head h")
+
+        # A band per unit of bias; masked keys are drawn as the "over" colour (see _pixels).
+        cmap = plt.get_cmap("viridis", 10).with_extremes(over="#d9d9d9")
+        self.image = ax_b.imshow(
+            self._pixels(view.bias),
+            cmap=cmap,
+            vmin=self.BIAS_FLOOR,
+            vmax=0,
+            interpolation="nearest",
+            aspect="auto",
+        )
+        self.fig.colorbar(self.image, ax=ax_b, ticks=[-10, 0], pad=0.02)
+        ax_b.set(xlabel="key j", ylabel="query i", yticks=[], title="its bias -m (i - j)")
+        ax_b.xaxis.set_major_locator(MaxNLocator(2, integer=True))
+
+        ax_w.set_yscale("log", nonpositive="clip")
+        ax_w.set_ylim(1e-6, 1.5)
+        ax_w.set_yticks([1e-6, 1e-3, 1], labels=["1e-6", "1e-3", "1"])
+        ax_w.yaxis.set_minor_locator(NullLocator())
+        ax_w.xaxis.set_major_locator(MaxNLocator(3, integer=True))
+        (self.plain,) = ax_w.plot([], [], color="0.6", linewidth=1)
+        (self.biased,) = ax_w.plot([], [], color="tab:blue", linewidth=1.2)
+        self.window = ax_w.axvline(0, color="black", linestyle="--", linewidth=1)
+        # The title names the lines: a legend would cost more per redraw than the rest of the panel.
+        ax_w.set(xlabel="distance i - j", title="last query: grey no bias, blue ALiBi")
+        self._key = None  # (H, T) the axis limits are set for
+        self.update(view)
+
+    @staticmethod
+    def _pixels(bias):
+        """The bias as an image: -inf (masked) becomes +1, above the colour range, so it shows in
+        the colour map's "over" colour."""
+        pixels = _np(bias).copy()  # (T/s, T/s); in NumPy: a small op, no torch threads woken
+        pixels[pixels == -math.inf] = 1.0
+        return pixels
+
+    def update(self, view) -> None:
+        """Show another AlibiView (any H, head or T), changing artists in place."""
+        ax_s, ax_b, ax_w = self.axes
+        n_heads, n_pos = view.num_heads, len(view.weights_alibi)
+        heads = range(1, n_heads + 1)
+        slopes = _np(view.slopes)
+        self.ladder.set_data(heads[: view.ladder], slopes[: view.ladder])
+        self.between.set_data(heads[view.ladder :], slopes[view.ladder :])
+        self.ring.set_data([view.head + 1], [slopes[view.head]])
+        self.image.set_data(self._pixels(view.bias))
+        self.plain.set_data(range(n_pos), _np(view.weights_content))
+        self.biased.set_data(range(n_pos), _np(view.weights_alibi))
+        self.window.set_xdata([view.window, view.window])
+        if (n_heads, n_pos) != self._key:  # the sizes changed: stretch the axes
+            ax_s.set_xlim(0.4, n_heads + 0.6)
+            edge = view.bias.shape[-1] * view.bias_step - 0.5  # each pixel is s positions wide
+            self.image.set_extent((-0.5, edge, edge, -0.5))
+            ax_b.set(xlim=(-0.5, n_pos - 0.5), ylim=(n_pos - 0.5, -0.5))
+            ax_w.set_xlim(0, n_pos - 1)
+        self._key = (n_heads, n_pos)
+
+
+class ScalingPlot:
+    """Chapter 7: what a RoPE scaling does to each pair, and to perplexity (a
+    ``scaling_demo.ScalingView``).
+
+    Left: each pair's wavelength 2 pi / theta_i (log scale) before (grey) and after the scaling
+    (colour), with the training length L (solid) and s L (dashed): pairs under the solid line turn
+    a full circle within L. Middle: theta'_i / theta_i for every method at this factor (the chosen
+    one thick) and YaRN's ramp (dotted; 1 keeps, 0 divides by s). Right: the experiment's
+    perplexity against the evaluation length, plain RoPE (grey), the chosen scaling without
+    fine-tuning (colour) and after 200 steps of fine-tuning at 4L (dashed), where measured.
+    Log axes are drawn as log10 values on linear axes: a log-scaled axis costs every redraw.
+    """
+
+    COLOURS = {"PI": "tab:red", "NTK": "tab:green", "dynamic": "tab:olive", "YaRN": "tab:purple"}
+
+    def __init__(self, view, fig=None):
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_w, ax_r, ax_p = self.fig.subplots(1, 3, width_ratios=[1.1, 1.1, 1])
+        self.axes = (ax_w, ax_r, ax_p)
+        n_pairs = len(view.wavelengths)
+        (self.before,) = ax_w.plot([], [], "o", color="0.65", markersize=3.5)
+        (self.after,) = ax_w.plot([], [], "o", markersize=3.5)
+        self.length = ax_w.axhline(0, color="black", linewidth=1)
+        self.target = ax_w.axhline(0, color="black", linewidth=1, linestyle="--")
+        ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel="pair i")
+        ax_w.set_yticks([1, 3, 5], labels=["10", "1e3", "1e5"])
+        ax_w.set_xticks([0, n_pairs // 2, n_pairs - 1])
+        ax_w.set_title("wavelength; grey: before; lines: L, sL", fontsize=9)
+        self.ratios = {  # dynamic dashed: at length sL it equals NTK, which shows beneath it
+            name: ax_r.plot([], [], "--" if name == "dynamic" else "-", color=colour)[0]
+            for name, colour in self.COLOURS.items()
+        }
+        (self.ramp,) = ax_r.plot([], [], ":", color="black", linewidth=1.2, label="YaRN ramp")
+        ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel="pair i")
+        ax_r.set_xticks([0, n_pairs // 2, n_pairs - 1])
+        ax_r.set_yticks([0, 0.5, 1])
+        ax_r.set_title("new/old frequency; dotted: YaRN ramp", fontsize=9)
+        (self.plain,) = ax_p.plot([], [], "o-", color="0.6", markersize=3)
+        (self.scaled,) = ax_p.plot([], [], "o-", markersize=3)
+        (self.tuned,) = ax_p.plot([], [], "s--", markersize=3)
+        ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
+        ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
+        ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
+        ax_p.set_title("perplexity: grey RoPE, -- fine-tuned", fontsize=9)
+        self._method = None
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another ScalingView (same head_dim), changing artists in place."""
+        pairs = range(len(view.wavelengths))
+        self.before.set_data(pairs, _np(view.wavelengths.log10()))
+        self.after.set_data(pairs, _np(view.scaled_wavelengths.log10()))
+        self.length.set_ydata([math.log10(view.train_len)] * 2)
+        self.target.set_ydata([math.log10(view.factor * view.train_len)] * 2)
+        for name, line in self.ratios.items():
+            line.set_data(pairs, _np(view.ratios[name]))
+        self.ramp.set_data(pairs, _np(view.ramp))
+        if view.method != self._method:  # restyle only when the method changed
+            colour = self.COLOURS[view.method]
+            for name, line in self.ratios.items():
+                line.set_linewidth(2.5 if name == view.method else 0.8)
+            self.after.set_color(colour)
+            self.scaled.set_color(colour)
+            self.tuned.set_color(colour)
+            self._method = view.method
+        steps = range(len(view.lengths))
+        for line, curve in ((self.plain, view.plain), (self.scaled, view.scaled),
+                            (self.tuned, view.finetuned)):  # fmt: skip
+            if curve is None:
+                line.set_data([], [])
+            else:
+                line.set_data(steps, [math.log10(v) for v in curve])

@@ -2,7 +2,7 @@
 
 T5: Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified Text-to-Text
 Transformer", arXiv:1910.10683, section 2.1. Each direction has its own buckets (all of them
-when causal, half of them when bidirectional); the first half of a direction's buckets hold one
+when causal, half of them when bidirectional); the first n // 2 of a direction's n buckets hold one
 offset each (offsets 0..7 for T5's default 32 bidirectional buckets), the rest share logarithmically
 wider ranges up to ``max_distance``, beyond which everything falls in the last bucket. One table is
 shared by all layers.
@@ -47,8 +47,9 @@ def t5_relative_position_bucket(
 
     Bidirectional: half the buckets for keys before the query, half for keys after it (ids offset
     by num_buckets // 2). Causal (bidirectional=False): keys after the query all share bucket 0.
-    Within a direction, with n buckets: offsets 0 .. n/2 - 1 map to themselves; an offset r >= n/2
-    maps to n/2 + floor(log(r / (n/2)) / log(max_distance / (n/2)) * (n/2)), capped at n - 1.
+    Within a direction, with n buckets and e = n // 2 exact ones: distances 0 .. e - 1 map to
+    themselves; a distance r >= e maps to e + floor(log(r / e) / log(max_distance / e) * (n - e)),
+    capped at n - 1 (n - e log buckets: e + 1 of them when n is odd).
     Equal to transformers' ``T5Attention._relative_position_bucket``. Returns a LongTensor of the
     input's shape.
     """

@@ -101,8 +101,10 @@ def _yarn(head_dim, base, params, seq_len, dtype):
     low, high = pair_index_of(beta_fast), pair_index_of(beta_slow)
     if params["truncate"]:
         low, high = math.floor(low), math.ceil(high)
-    # (sic) the upper clamp is head_dim - 1 although pair indices stop at D/2 - 1: transformers
-    # does the same, and it changes nothing because the ramp below is clamped to [0, 1] anyway.
+    # (sic) the upper clamp is head_dim - 1 although pair indices stop at D/2 - 1, as in
+    # transformers. It matters when ``high`` lands past the last pair: the ramp is then shallower
+    # than a clamp at D/2 - 1 would make it (D = 32, base 100, L = 4096: the last pair keeps 0.615
+    # of its frequency's extrapolating part instead of 0). We follow transformers.
     low, high = max(low, 0), min(high, head_dim - 1)
     if low == high:
         high += 0.001  # a step instead of a ramp, without dividing by zero

@@ -18,13 +18,23 @@ import base64
 import html
 import io
 import itertools
+import math
 import re
 from collections.abc import Callable, Iterator
 
 import ipywidgets as W
 
+from . import _validate as check
 from . import plotting
 from .absolute import sinusoidal_encoding
+from .alibi_demo import MAX_VIEW_POSITIONS, alibi_view
+from .extrapolation import load_results
+from .naive import TABLES, table_view
+from .relbias_demo import bucket_view
+from .rope_demo import random_query_key, rotation_view, score_bound
+from .scaling_demo import METHODS as SCALING_METHODS
+from .scaling_demo import scaling_view
+from .sinusoid import sinusoid_view
 from .toy import reorder_experiment
 
 
@@ -271,8 +281,343 @@ def wave_dashboard(n_positions: int = 64, d_model: int = 32) -> Dashboard:
     )
 
 
+def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
+    """Chapter 2: pick a table and a sequence length; see the table and how far apart neighbours are.
+
+    Controls: the table (integer, normalized, binary, and chapter 3's sinusoidal for comparison),
+    the sequence length T, and a marked position. The readout gives the numbers the chapter asks
+    about: the largest |value|, the shortest and longest neighbour step, the step from 2 to 3.
+    """
+    d_model = check.even_int("d_model", d_model, "the sinusoidal table is built from pairs.")
+    max_positions = check.positive_int("max_positions", max_positions, maximum=2**d_model)
+    if max_positions < 4:
+        raise ValueError(f"max_positions must be at least 4, got {max_positions}.")
+    style = {"description_width": "initial"}
+    labels = {"integer": "integer t", "normalized": "normalized t/(T-1)", "binary": "binary bits"}
+    labels["sinusoidal"] = "sinusoidal (chapter 3)"
+    controls = {
+        "name": W.Dropdown(
+            options=[(labels.get(name, name), name) for name in TABLES],
+            value="binary",
+            description="table",
+            style=style,
+            layout=W.Layout(width="250px"),
+        ),
+        "n_positions": W.IntSlider(
+            value=min(64, max_positions),
+            min=4,
+            max=max_positions,
+            description="sequence length T",
+            style=style,
+        ),
+        "position": W.IntSlider(
+            value=min(31, max_positions - 1),
+            min=0,
+            max=max_positions - 1,
+            description="position t",
+            style=style,
+        ),
+    }
+
+    def compute(name, n_positions, position):
+        return table_view(name, n_positions, d_model, position)
+
+    def readout(view):
+        steps = view.distances.tolist()  # (T-1,)
+        longest = max(range(len(steps)), key=steps.__getitem__)
+        clamped = f" (slider past the end: showing t = {view.position})" if view.clamped else ""
+        return (
+            f"max |value| = <b>{view.max_abs:.3g}</b>; neighbour step min <b>{min(steps):.3g}</b>, "
+            f"max <b>{steps[longest]:.3g}</b> (t = {longest} &rarr; {longest + 1}), "
+            f"ratio <b>{steps[longest] / max(min(steps), 1e-12):.3g}</b>; "
+            f"||PE<sub>3</sub> &minus; PE<sub>2</sub>|| = <b>{steps[2]:.3g}</b>{clamped}"
+        )
+
+    def make_plot(view, fig):
+        limits = {**plotting.TABLE_COLOUR_LIMITS, "integer": float(max_positions - 1)}
+        return plotting.TablePlot(view, fig, 1.06 * d_model**0.5, limits)
+
+    return Dashboard(
+        "Naive position tables: values and neighbour steps",
+        controls,
+        compute,
+        make_plot,
+        readout,
+        (9.6, 3.0),
+    )
+
+
+def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard:
+    """Chapter 3: base, d_model, a position t and an offset k; the table, PE_t, the dot product
+    against every offset and the wavelength ladder follow, and the readout gives the numbers."""
+    n_positions = check.positive_int("n_positions", n_positions, maximum=1024)
+    if n_positions < 8:
+        raise ValueError(f"n_positions must be at least 8, got {n_positions}.")
+    style = {"description_width": "initial"}
+    reach = min(100, n_positions - 1)
+    controls = {
+        "base": W.FloatLogSlider(
+            value=10000, base=10, min=0.1, max=5, step=0.05, description="base", style=style
+        ),
+        "d_model": W.IntSlider(
+            value=64, min=8, max=128, step=8, description="d_model", style=style
+        ),
+        "position": W.IntSlider(
+            value=20, min=0, max=n_positions - 1, description="position t", style=style
+        ),
+        "offset": W.IntSlider(value=8, min=-reach, max=reach, description="offset k", style=style),
+    }
+
+    def compute(base, d_model, position, offset):
+        d_model = max(2, 2 * round(d_model / 2))  # an even width, whatever a script sets
+        return sinusoid_view(n_positions, d_model, base, position, offset, horizon)
+
+    def readout(view):
+        d, confusion = view.table.shape[1], view.confusion
+        verdict = (
+            f"first confusion at k = <b>{confusion.first_offset}</b>"
+            if confusion.first_offset is not None
+            else "none confused"
+        )
+        return (
+            f"D = {d}: longest wavelength <b>{float(view.wavelengths[-1]):,.0f}</b> "
+            f"(not 2&pi;&middot;base = {2 * math.pi * view.base:,.0f}); "
+            f"&lang;PE<sub>t</sub>, PE<sub>t+k</sub>&rang; = <b>{view.dot:.2f}</b> of D/2 = "
+            f"{d // 2} at k = {view.offset}, for every t; positions 0..{view.horizon - 1}: "
+            f"closest non-neighbour dist(k)/dist(1) = <b>{confusion.margin:.2f}</b> "
+            f"(k = {confusion.closest_offset}), {verdict}"
+        )
+
+    return Dashboard(
+        "Sinusoidal encoding: base, width, position and offset",
+        controls,
+        compute,
+        plotting.SinusoidPlot,
+        readout,
+        (9.6, 4.2),
+    )
+
+
+def bucket_dashboard(n_positions: int = 160) -> Dashboard:
+    """Chapter 4: T5's bucket parameters -> the bucket of every offset and the bias they build.
+
+    Controls: num_buckets, max_distance, bidirectional. The readout gives the exact range, where
+    the last bucket starts, and how few learned numbers fill a T x T bias.
+    """
+    n_positions = check.positive_int("n_positions", n_positions, maximum=1024)
+    style = {"description_width": "initial"}
+    controls = {
+        "num_buckets": W.IntSlider(value=32, min=4, max=64, description="num_buckets", style=style),
+        "max_distance": W.IntSlider(
+            value=128, min=4, max=256, description="max_distance", style=style
+        ),
+        "bidirectional": W.Checkbox(
+            value=True, description="bidirectional (encoder)", indent=False, layout=_AUTO
+        ),
+    }
+
+    def compute(num_buckets, max_distance, bidirectional):
+        return bucket_view(num_buckets, max_distance, bidirectional, n_positions)
+
+    def readout(view):
+        side = "each side" if view.bidirectional else "keys before the query"
+        future = "" if view.bidirectional else "; every key after the query shares bucket 0"
+        raised = (
+            f" (max_distance raised to {view.max_distance}: it must exceed the exact range)"
+            if view.raised
+            else ""
+        )
+        return (
+            f"{side}: distances 0..{view.exact - 1} get a bucket each, the last bucket starts at "
+            f"distance <b>{view.last_start}</b>{future}; this {n_positions} &times; {n_positions} "
+            f"bias uses <b>{view.used}</b> of {view.num_buckets} learned numbers{raised}"
+        )
+
+    return Dashboard(
+        "T5 buckets: which offsets share a learned bias",
+        controls,
+        compute,
+        plotting.BucketPlot,
+        readout,
+        (9.6, 3.0),
+    )
+
+
+def rope_dashboard(head_dim: int = 16, max_position: int = 127, seed: int = 0) -> Dashboard:
+    """Chapter 6: rotate a query to position m and a key to n; watch one pair turn on the unit
+    circle and the score follow m - n only.
+
+    Controls: m, n, the base, and which pair to draw. q and k are fixed random vectors (``seed``).
+    The readout gives the pair's angles and the score, which equals the curve at m - n.
+    """
+    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    top = check.positive_int("max_position", max_position, maximum=4096)
+    q, k = random_query_key(d, seed)  # (D,) each, float64
+    style = {"description_width": "initial"}
+    controls = {
+        "m": W.IntSlider(value=10, min=0, max=top, description="query position m", style=style),
+        "n": W.IntSlider(value=3, min=0, max=top, description="key position n", style=style),
+        "base": W.FloatLogSlider(
+            value=10000, base=10, min=1, max=6, step=0.25, description="base", style=style
+        ),
+        "pair": W.IntSlider(value=1, min=0, max=d // 2 - 1, description="pair i", style=style),
+    }
+
+    def compute(m, n, base, pair):
+        return rotation_view(q, k, m, n, base, pair, max_offset=top)
+
+    def readout(view):
+        turn = math.remainder((view.m - view.n) * view.theta, 2 * math.pi)  # in [-pi, pi]
+        at_offset = float(view.curve[view.m - view.n + top])
+        return (
+            f"pair {view.pair}: &theta; = {view.theta:.3g} rad per position; q turned by "
+            f"m&theta; = {view.m * view.theta:.3g}, k by n&theta; = {view.n * view.theta:.3g}: "
+            f"the angle between them changed by (m &minus; n)&theta; = {turn:+.3f} (mod 2&pi;). "
+            f"Score &lang;R_m q, R_n k&rang; = <b>{view.score:.4f}</b>; the curve at "
+            f"m &minus; n = {view.m - view.n}: <b>{at_offset:.4f}</b>"
+        )
+
+    def make_plot(view, fig):  # a fixed score axis: the largest score any offset can reach
+        return plotting.RopePlot(view, fig, limit=1.05 * score_bound(q, k))
+
+    return Dashboard(
+        "RoPE: rotate q to m and k to n; the score depends on m - n only",
+        controls,
+        compute,
+        make_plot,
+        readout,
+        (8.0, 2.8),
+    )
+
+
+def alibi_dashboard(max_heads: int = 64) -> Dashboard:
+    """Chapter 5: the number of heads, one head and the sequence length -> every head's slope, that
+    head's bias matrix, and the last query's attention weights on random content with and without
+    ALiBi. The readout gives the head's slope, its window (the distance at which the bias costs a
+    factor of 10) and how much of the weight stays inside it.
+    """
+    max_heads = check.positive_int("max_heads", max_heads, maximum=2**16)
+    style = {"description_width": "initial"}
+    controls = {
+        "num_heads": W.IntSlider(
+            value=min(8, max_heads), min=1, max=max_heads, description="heads H", style=style
+        ),
+        "head": W.IntSlider(
+            value=min(5, max_heads), min=1, max=max_heads, description="head h", style=style
+        ),
+        "n_positions": W.IntSlider(
+            value=256, min=16, max=MAX_VIEW_POSITIONS, step=16, description="length T", style=style
+        ),
+    }
+
+    def compute(num_heads, head, n_positions):
+        return alibi_view(num_heads, head - 1, n_positions)  # the slider counts heads from 1
+
+    def readout(view):
+        slope = float(view.slopes[view.head])
+        clamped = f" (only {view.num_heads} heads: showing the last)" if view.clamped else ""
+        longer = view.window > len(view.weights_alibi)  # the window reaches past the first token
+        beyond = " &ndash; longer than the sequence" if longer else ""
+        return (
+            f"head <b>{view.head + 1}</b> of {view.num_heads}{clamped}: m = 2^&minus;"
+            f"{-math.log2(slope):.3g} = <b>{slope:.3g}</b>; weight &divide;10 every "
+            f"<b>{view.window:.1f}</b> tokens{beyond}; last query's weight within that window: "
+            f"<b>{view.near_alibi:.0%}</b> with ALiBi, <b>{view.near_content:.0%}</b> without"
+        )
+
+    return Dashboard(
+        "ALiBi: slopes, one head's bias, and a row of attention",
+        controls,
+        compute,
+        plotting.AlibiPlot,
+        readout,
+        (9.6, 3.0),
+    )
+
+
+def scaling_dashboard(results: dict | None = None) -> Dashboard:
+    """Chapter 7: a RoPE scaling, its factor s, the base and the training length L -> each pair's
+    wavelength against L, every method's new frequencies, YaRN's ramp and temperature, and the
+    experiment's perplexity curve for the chosen method and factor.
+
+    ``results``: the experiment's results (default: ``extrapolation.load_results()``). The curves
+    were measured for base 10000 and L = 64 (head_dim 32) only; the readout says so otherwise.
+    """
+    results = load_results() if results is None else results
+    style = {"description_width": "initial"}
+    labels = {"PI": "Position Interpolation", "NTK": "NTK-aware", "dynamic": "dynamic NTK"}
+    controls = {
+        "method": W.Dropdown(
+            options=[(labels.get(m, m), m) for m in SCALING_METHODS],
+            value="PI",
+            description="scaling",
+            style=style,
+            layout=W.Layout(width="240px"),
+        ),
+        "factor": W.ToggleButtons(
+            options=[("s = 2", 2), ("s = 4", 4), ("s = 8", 8)],
+            value=4,
+            style={"button_width": "52px"},
+        ),
+        "base": W.FloatLogSlider(
+            value=10000, base=10, min=2, max=6, step=0.25, description="base", style=style
+        ),
+        "train_len": W.IntSlider(
+            value=64, min=16, max=1024, step=16, description="training length L", style=style
+        ),
+    }
+
+    def compute(method, factor, base, train_len):
+        return scaling_view(method, factor, base, train_len, results)
+
+    def readout(view):
+        n_pairs = len(view.wavelengths)
+        ratios = view.ratios[view.method]
+        text = (
+            f"<b>{view.full_turn}</b> of {n_pairs} pairs turn a full circle within L = "
+            f"{view.train_len}. {labels.get(view.method, view.method)}, s = {view.factor:g}: "
+            f"pair 0's frequency &times;<b>{float(ratios[0]):.3g}</b>, the last pair's "
+            f"&times;<b>{float(ratios[-1]):.3g}</b>"
+        )
+        if view.method == "YaRN":
+            text += (
+                f"; temperature 0.1 ln s + 1 = <b>{view.temperature:.3f}</b> "
+                f"(logits &times;{view.temperature**2:.3f})"
+            )
+        if view.method == "dynamic":
+            text += " (drawn at length sL; it picks s = T/L itself, so one measured curve)"
+        if view.scaled is not None:
+            text += (
+                f". Perplexity at L / 8L: <b>{view.scaled[0]:.2f}</b> / <b>{view.scaled[-1]:.2f}</b>"
+                f" (plain RoPE {view.plain[0]:.2f} / {view.plain[-1]:.2f})"
+            )
+        if view.finetuned is not None:
+            text += f"; fine-tuned at 4L: <b>{view.finetuned[2]:.2f}</b> at 4L"
+        if not view.measured:
+            text += (
+                '. <span style="color: #b42318">The perplexity curves were measured for base '
+                "10000 and L = 64 only: they do not change with these settings.</span>"
+            )
+        return text
+
+    return Dashboard(
+        "RoPE scalings: each pair's frequency, YaRN's ramp and the perplexity they give",
+        controls,
+        compute,
+        plotting.ScalingPlot,
+        readout,
+        (9.6, 3.0),
+    )
+
+
 # Every dashboard of the course, by name: the benchmark and the tests loop over this.
 DASHBOARDS: dict[str, Callable[[], Dashboard]] = {
     "start: sinusoidal position slider": wave_dashboard,
     "ch01: reorder a sentence": order_dashboard,
+    "ch02: naive position tables": table_dashboard,
+    "ch03: sinusoidal base, width and offset": sinusoid_dashboard,
+    "ch04: T5 buckets and bias": bucket_dashboard,
+    "ch05: ALiBi slopes, bias and attention": alibi_dashboard,
+    "ch06: rotate q and k": rope_dashboard,
+    "ch07: RoPE scalings, pair by pair": scaling_dashboard,
 }

@@ -146,7 +146,8 @@ def test_a_few_training_steps_lower_the_loss_for_every_method(tmp_path):
         assert entry["train_loss"] < math.log(51) - 0.5
         assert all(v is not None and v < 51 for v in entry["ppl"].values())
     assert set(results["scaled"]) == {"linear", "ntk", "yarn", "dynamic"}
-    assert set(results["finetuned"]) == {"linear", "yarn"}
+    assert set(results["finetuned"]) == {"linear", "yarn", "default"}
     assert sorted(p.name for p in tmp_path.glob("*.pt")) == [
-        "alibi.pt", "rope-linear-finetuned.pt", "rope-yarn-finetuned.pt", "rope.pt"
+        "alibi.pt", "rope-default-finetuned.pt", "rope-linear-finetuned.pt",
+        "rope-yarn-finetuned.pt", "rope.pt",
     ]  # fmt: skip

@@ -129,3 +129,62 @@ def test_a_setting_the_math_refuses_is_explained_in_the_readout():
     assert "pe_scale must be &gt;= 0" in dashboard.readout.value
     assert dashboard.result is before and dashboard.changes == 0
     plt.close(dashboard.figure)
+
+
+def test_table_dashboard_reads_out_the_binary_steps_and_clamps_the_position():
+    from posenc_lib.widgets import table_dashboard
+
+    dashboard = table_dashboard()
+    dashboard.set(name="binary", n_positions=64, position=31)
+    # Binary: the longest step is 31 -> 32, where six bits flip (sqrt 6 = 2.45).
+    assert "max <b>2.45</b> (t = 31 &rarr; 32)" in dashboard.readout.value
+    assert dashboard.plot.dot.get_ydata()[0] == pytest.approx(6**0.5)
+    dashboard.set(name="integer", n_positions=16, position=200)
+    assert "max |value| = <b>15</b>" in dashboard.readout.value
+    assert "showing t = 15" in dashboard.readout.value
+    assert dashboard.plot.marker.get_xdata()[0] == 15
+    assert [t.get_text() for t in dashboard.plot.colorbar.ax.get_xticklabels()][-1] == "255"
+    plt.close(dashboard.figure)
+    with pytest.raises(ValueError, match="max_positions must be at most 16"):
+        table_dashboard(d_model=4, max_positions=64)
+
+
+def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
+    from posenc_lib.widgets import sinusoid_dashboard
+
+    dashboard = sinusoid_dashboard()
+    assert "47,117" in dashboard.readout.value and "none confused" in dashboard.readout.value
+    limits = [ax.get_ylim() for ax in dashboard.plot.axes]
+    dashboard.set(d_model=8)  # base 10000 with 8 dims: t + 6 is closer than t + 1
+    assert "first confusion at k = <b>6</b>" in dashboard.readout.value
+    assert dashboard.plot.image.get_array().shape == (8, 128)
+    assert [ax.get_ylim() for ax in dashboard.plot.axes] == limits  # the frame does not move
+    dashboard.set(d_model=64, position=40, offset=-7)
+    assert dashboard.plot.shifted.get_xdata()[0] == 33
+    assert dashboard.plot.dot.get_ydata()[0] == pytest.approx(
+        float(dashboard.result.table[40] @ dashboard.result.table[33]) / 32, abs=1e-5
+    )
+    dashboard.set(d_model=27)  # a width a script might set: rounded to an even one
+    assert dashboard.result.table.shape[1] % 2 == 0
+    plt.close(dashboard.figure)
+
+
+def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_apply():
+    from posenc_lib.widgets import scaling_dashboard
+
+    dashboard = scaling_dashboard()
+    readout = dashboard.readout.value
+    # PI, s = 4: every frequency divided by 4; the committed curve and the fine-tuned one.
+    assert "<b>5</b> of 16 pairs" in readout and "&times;<b>0.25</b>" in readout
+    assert "<b>27.38</b> / <b>45.32</b>" in readout and "<b>2.88</b> at 4L" in readout
+    dashboard.set(method="YaRN", factor=8)
+    assert "temperature 0.1 ln s + 1 = <b>1.208</b>" in dashboard.readout.value
+    assert "measured for base 10000" not in dashboard.readout.value
+    ntk = dashboard.plot.ratios["NTK"].get_ydata()
+    assert np.allclose(ntk, dashboard.plot.ratios["dynamic"].get_ydata())  # at length sL
+    dashboard.set(base=1e5)
+    assert "measured for base 10000 and L = 64 only" in dashboard.readout.value
+    dashboard.set(base=1e4, train_len=128)
+    assert "measured for base 10000 and L = 64 only" in dashboard.readout.value
+    assert dashboard.plot.length.get_ydata()[0] == pytest.approx(np.log10(128))
+    plt.close(dashboard.figure)

@@ -1,0 +1,428 @@
+"""Chapter 3's exercises: the sinusoidal table, its shift matrix, the direction gap, the base.
+
+    from posenc_lib.checks.ch03 import q1, q2, q3, q4
+    q1.check(sinusoidal_encoding); q1.hint(); q1.solution()
+
+The references are the library's functions (``absolute.sinusoidal_encoding``,
+``absolute.sinusoidal_shift_matrix``, ``sinusoid.direction_gap``, ``sinusoid.confusion``); each
+usual mistake is recomputed and, when the learner's answer matches it, named.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import torch
+
+from ..absolute import sinusoidal_encoding, sinusoidal_shift_matrix
+from ..sinusoid import confusion, direction_gap, to_concatenated
+from . import Case, Question, as_number, as_tensor, close
+
+NOTEBOOK = "03_sinusoidal.ipynb"
+F64 = torch.float64
+
+
+def _generator(seed: int, salt: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed * 7919 + salt)
+
+
+def _pick(options, generator):
+    return options[int(torch.randint(0, len(options), (1,), generator=generator))]
+
+
+def _table(n, d, base, *, exponent="2i/d", start=0, first=torch.sin, second=torch.cos):
+    """A (T, D) float64 sinusoidal table, or one of its usual wrong variants."""
+    t = torch.arange(start, start + n, dtype=F64)[:, None]  # (T, 1)
+    if exponent == "per column":  # column j uses base ** (j / D): the cos columns run a bit slower
+        columns = torch.arange(d, dtype=F64)  # (D,)
+        angles = t / base ** (columns / d)  # (T, D)
+        table = torch.empty(n, d, dtype=F64)
+        table[:, 0::2], table[:, 1::2] = first(angles[:, 0::2]), second(angles[:, 1::2])
+        return table
+    i = torch.arange(d // 2, dtype=F64)  # (D/2,)
+    power = {"2i/d": 2 * i / d, "i/d": i / d, "t2t": i / max(d // 2 - 1, 1)}[exponent]
+    angles = t / base**power  # (T, D/2)
+    return torch.stack((first(angles), second(angles)), -1).reshape(n, d)  # (T, D)
+
+
+# -- q1: the sinusoidal table -------------------------------------------------------------------------
+
+
+class SinusoidalTable(Question):
+    name, function, points, notebook = "q1", "sinusoidal_encoding", 3, NOTEBOOK
+    title = "Build the sinusoidal table"
+    hints = (
+        "Make a column of positions t = 0 .. T-1, shape (T, 1), and a row of frequencies "
+        "w_i = base ** (-2i / D) for the pair index i = 0 .. D/2 - 1, shape (D/2,).",
+        "Their product is a (T, D/2) table of angles. Column 2i holds sin of the angle, column "
+        "2i + 1 its cos: stack (sin, cos) on a new last axis and reshape to (T, D).",
+        "torch.arange(0, d_model, 2) gives 2i directly; use a float dtype (dtype=torch.float64).",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            sizes = [(6, 8, 10000.0), (5, 4, 100.0), (12, 10, 10.0)]
+        else:
+            generator, sizes = _generator(seed, 1), []
+            while len(sizes) < 3:
+                n = int(torch.randint(7, 31, (1,), generator=generator))
+                d = 2 * int(torch.randint(2, 9, (1,), generator=generator))
+                base = _pick([2.0, 10.0, 50.0, 100.0, 1000.0, 10000.0], generator)
+                if n != d and (len(sizes) < 2 or base != 10000.0):  # one base other than 10000
+                    sizes.append((n, d, base))
+        return [Case(s, f"n_positions = {s[0]}, d_model = {s[1]}, base = {s[2]:g}") for s in sizes]
+
+    def diagnose(self, case, value):
+        n, d, base = case.args
+        if isinstance(value, torch.Tensor) and value.dim() == 2:
+            if tuple(value.shape) == (d, n):
+                return f"Your table has shape {(d, n)}: it is transposed. Return one row per position, shape (n_positions, d_model) = {(n, d)}."
+            if value.shape[1] == d and value.shape[0] in (n - 1, n + 1):
+                return f"Your table has {value.shape[0]} rows; it needs one per position 0 .. n_positions - 1, that is {n} rows."
+        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point:
+            return f"Your table holds {value.dtype}; sines and cosines need a float dtype (an integer tensor rounds them to 0 or 1)."
+        if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
+            return f"Your table holds {value.dtype}, too coarse for this check: it keeps about {3 if value.dtype == torch.float16 else 2} significant digits, and the check compares to 4. Build the table in float32 or float64 (and compute the angles in it too)."
+        got, problem = as_tensor(value, "The table", (n, d))
+        if problem:
+            return problem
+        want = _table(n, d, base)
+        if close(got, want):
+            return None
+        mistakes = [
+            (_table(n, d, base, first=torch.cos, second=torch.sin), "sin and cos are swapped: column 2i holds sin(t w_i) and column 2i + 1 holds cos(t w_i), so row 0 starts 0, 1, 0, 1, ..."),
+            (_table(n, d, base, exponent="i/d"), "your frequencies use base ** (-i / d_model) with the pair index i; the exponent is 2i / d_model (equivalently, the column index of the sin column over d_model), so the slowest pair reaches base ** (-(d-2)/d)."),
+            (_table(n, d, base, exponent="per column"), "each column uses its own index j in base ** (-j / d_model), so a cos column runs at a slightly different frequency from its sin partner. Both columns of pair i must share w_i = base ** (-2i / d_model)."),
+            (_table(n, d, base, start=1), "your positions start at 1; they run 0 .. n_positions - 1, so row 0 is (0, 1, 0, 1, ...)."),
+            (to_concatenated(want), "you put all the sines first and all the cosines after ([sin | cos], as tensor2tensor does). This question asks for the interleaved layout of Vaswani et al.: (sin, cos) pairs side by side. Same numbers, columns in another order."),
+            (to_concatenated(_table(n, d, base, exponent="t2t")), "this is tensor2tensor's variant: [sin | cos] blocks and exponent i / (d/2 - 1). The question asks for Vaswani et al.'s: interleaved (sin, cos) pairs with exponent 2i / d_model."),
+            (_multiplied(n, d, base), "you multiply t by base ** (2i / d_model); divide instead, t / base ** (2i / d_model), so that the frequencies fall from 1 to about 1 / base."),
+            (_table(n, d, 10000.0), f"you used base 10000 whatever the argument; use the `base` passed in (here {base:g})."),
+            (_table(n, d, base, second=torch.sin), "every column is a sine; the odd columns (2i + 1) hold the cosine."),
+        ]  # fmt: skip
+        for wrong, sentence in mistakes:
+            if close(got, wrong):
+                return "Close, but " + sentence
+        if close(got[0], want[0]):
+            return "Row 0 is right but later rows are not: check the frequencies w_i = base ** (-2i / d_model) and that each angle is t * w_i."
+        return "The table has the right shape but not the right values: compare one entry by hand with sin(t / base ** (2i / d_model))."
+
+
+def _multiplied(n, d, base):
+    t = torch.arange(n, dtype=F64)[:, None]  # (T, 1)
+    angles = t * base ** (2 * torch.arange(d // 2, dtype=F64) / d)  # (T, D/2)
+    return torch.stack((angles.sin(), angles.cos()), -1).reshape(n, d)
+
+
+# -- q2: the shift matrix M_k ---------------------------------------------------------------------------
+
+
+def _shift(k, d, base, *, exponent="2i/d", sign=1.0, with_frequency=True):
+    """M_k (D, D) float64 for interleaved (sin, cos) pairs, or a usual wrong variant of it."""
+    i = torch.arange(d // 2, dtype=F64)  # (D/2,)
+    omega = base ** (-(2 * i if exponent == "2i/d" else i) / d)  # (D/2,)
+    angle = sign * k * (omega if with_frequency else torch.ones_like(omega))  # (D/2,)
+    c, s = angle.cos(), angle.sin()
+    blocks = torch.stack((torch.stack((c, s), -1), torch.stack((-s, c), -1)), -2)  # (D/2, 2, 2)
+    return torch.block_diag(*blocks)  # (D, D)
+
+
+def _concatenated_layout(m):
+    """The interleaved-layout matrix m, written for [sin | cos] columns instead."""
+    d = m.shape[0]
+    order = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))  # (D,)
+    return m[order][:, order]
+
+
+class ShiftMatrix(Question):
+    name, function, points, notebook = "q2", "shift_matrix", 3, NOTEBOOK
+    title = "Build M_k, the matrix that moves every position k steps"
+    hints = (
+        "Work one pair at a time: with a = t w_i and b = k w_i, sin(a + b) = sin a cos b + cos a "
+        "sin b and cos(a + b) = cos a cos b - sin a sin b. Write these as a 2x2 matrix acting on "
+        "the column (sin a, cos a): its entries hold b only, so it is the same for every t.",
+        "M_k is zero outside 2x2 blocks on its diagonal: block i sits in rows and columns 2i, "
+        "2i + 1 and uses b = k * w_i, with w_i = base ** (-2i / d_model). torch.block_diag(*blocks) "
+        "assembles the blocks.",
+        "Block i is [[cos b, sin b], [-sin b, cos b]] with b = k * w_i.",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            triples = [(3, 8, 10000.0), (-2, 4, 10.0), (5, 6, 100.0)]
+        else:
+            generator, triples = _generator(seed, 2), []
+            while len(triples) < 3:
+                k = int(torch.randint(-20, 21, (1,), generator=generator))
+                d = 2 * int(torch.randint(2, 7, (1,), generator=generator))
+                base = _pick([10.0, 50.0, 100.0, 1000.0, 10000.0], generator)
+                if k not in (0, 1) and (len(triples) < 2 or k < 0):  # one negative offset
+                    triples.append((k, d, base))
+        return [Case(t, f"k = {t[0]}, d_model = {t[1]}, base = {t[2]:g}") for t in triples]
+
+    def diagnose(self, case, value):
+        k, d, base = case.args
+        got, problem = as_tensor(value, "M_k", (d, d))
+        if problem:
+            return problem
+        want = sinusoidal_shift_matrix(k, d, base, dtype=F64)
+        if close(got, want, atol=1e-5):
+            return None
+        mistakes = [
+            (_shift(k, d, base, sign=-1.0), "your M moves every position k steps the wrong way: it maps PE_t to PE_(t-k), not PE_(t+k). That is the transpose of M_k (a rotation by +k w_i of the pair (sin, cos), or M written for row vectors). Check it on one pair: (sin a, cos a) must become (sin(a + b), cos(a + b))."),
+            (_shift(1, d, base), "your M shifts by one position whatever k is: the angle of pair i is k * w_i."),
+            (_shift(k, d, base, exponent="i/d"), "your frequencies use base ** (-i / d_model); pair i turns at w_i = base ** (-2i / d_model)."),
+            (_shift(k, d, base, with_frequency=False), "every block turns by k radians; block i must turn by k * w_i, the angle pair i advances in k steps."),
+            (_shift(k, d, 10000.0), f"you used base 10000 whatever the argument; use the `base` passed in (here {base:g})."),
+            (_concatenated_layout(want), "your M is written for the [sin | cos] layout; here the pairs are interleaved, pair i in rows and columns 2i and 2i + 1."),
+        ]  # fmt: skip
+        if close(got, torch.eye(d, dtype=F64), atol=1e-5):
+            return "Your M is the identity: it leaves every position where it is. Each 2x2 block must turn pair i by the angle k * w_i."
+        for wrong, sentence in mistakes:
+            if close(got, wrong, atol=1e-5):
+                return "Close, but " + sentence
+        off_block = got.clone()
+        for i in range(d // 2):
+            off_block[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = 0
+        if float(off_block.abs().max()) > 1e-6:
+            return "Your M mixes different pairs: pair i of PE_(t+k) depends only on pair i of PE_t, so M is zero outside the 2x2 blocks on its diagonal."
+        return "M_k does not map PE_t to PE_(t+k): check one 2x2 block against the angle-addition formulas."
+
+
+# -- q3: the direction gap -------------------------------------------------------------------------------
+
+
+def _gap_variant(table, kind):
+    """The direction gap of a (T, D) float64 table, or a usual wrong variant of it."""
+    n = table.shape[0]
+    if kind == "roll":  # torch.roll wraps around the ends: pairs that are not k apart
+        return max(
+            float(((table * table.roll(-k, 0)).sum(-1) - (table * table.roll(k, 0)).sum(-1)).abs().max())
+            for k in range(1, n)
+        )  # fmt: skip
+    if kind == "translation":  # compares t with t = 0 instead of ahead with behind
+        gram = table @ table.T
+        return max(float((gram.diagonal(k) - gram[0, k]).abs().max()) for k in range(1, n))
+    if kind == "cosine":
+        unit = table / table.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+        return direction_gap(unit)
+    gram = table @ table.T  # (T, T)
+    gaps = []
+    last = 1 if kind == "k = 1" else (n - 1) // 2
+    for k in range(1, last + 1):
+        end = n - k - (1 if kind == "short range" else 0)
+        ahead = gram.diagonal(k)[k:end]  # <PE_t, PE_t+k>
+        behind = gram.diagonal(-k)[: end - k]  # <PE_t, PE_t-k>
+        diff = ahead - behind
+        if diff.numel() == 0:
+            continue
+        gaps.append(diff)
+    every = torch.cat(gaps)
+    if kind == "mean":
+        return float(every.abs().mean())
+    if kind == "signed":
+        return float(every.max())
+    return float(every.abs().max())
+
+
+_GAP_MISTAKES = ("roll", "mean", "signed", "k = 1", "translation", "cosine", "short range")
+
+
+class DirectionGap(Question):
+    name, function, points, notebook = "q3", "direction_gap", 2, NOTEBOOK
+    title = "Measure whether a position table has a direction"
+    hints = (
+        "G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>.",
+        "For each k from 1 to (T - 1) // 2, the positions t with both t - k and t + k in the table "
+        "are t = k .. T - 1 - k. Compare G[t, t + k] with G[t, t - k] for those t.",
+        "Keep the largest absolute difference over all k and t, and return it as a float. "
+        "G.diagonal(k) lists G[t, t + k] for t = 0, 1, ...; slice it to the t you need.",
+    )
+
+    def cases(self, seed=0):
+        generator = _generator(seed, 3)
+        if seed == 0:
+            n_sin, d_sin, base = 24, 8, 10000.0
+            n_rand, d_rand = 10, 5
+            n_ramp, d_ramp = 9, 3
+        else:
+            n_sin = int(torch.randint(25, 41, (1,), generator=generator))
+            d_sin = 2 * int(torch.randint(2, 9, (1,), generator=generator))
+            base = _pick([100.0, 1000.0, 10000.0], generator)
+            n_rand = int(torch.randint(11, 17, (1,), generator=generator))
+            d_rand = int(torch.randint(3, 9, (1,), generator=generator))
+            n_ramp, d_ramp = int(torch.randint(10, 15, (1,), generator=generator)), 2
+        sin_table = sinusoidal_encoding(n_sin, d_sin, base)  # float32, as a learner would build it
+        while True:  # a table on which every usual mistake gives a clearly different gap
+            random_table = torch.randn(n_rand, d_rand, generator=generator)  # float32
+            want = direction_gap(random_table)
+            wrong = [_gap_variant(random_table.double(), kind) for kind in _GAP_MISTAKES[:-1]]
+            short = _gap_variant(random_table.double(), "short range")  # caught by the next case
+            if all(abs(w - want) > 0.1 * want for w in wrong) and abs(short - want) < 1e-9:
+                break
+        while True:  # a long last row: the largest gaps sit at the last t of an offset k > 1
+            last_row = torch.randn(n_rand, d_rand, generator=generator)  # float32
+            last_row[-1] *= 4
+            want = direction_gap(last_row)
+            short, first = (_gap_variant(last_row.double(), k) for k in ("short range", "k = 1"))
+            if abs(short - want) > 0.1 * want and abs(short - first) > 0.1 * want:
+                break
+        ramp = torch.arange(n_ramp, dtype=torch.float32)[:, None].expand(n_ramp, d_ramp).clone()
+        ramp = ramp + 0.1 * torch.randn(n_ramp, d_ramp, generator=generator)
+        return [
+            Case((sin_table,), f"table = sinusoidal_encoding({n_sin}, {d_sin}, {base:g})"),
+            Case((random_table,), f"table = a random ({n_rand}, {d_rand}) table"),
+            Case((ramp,), f"table = a ({n_ramp}, {d_ramp}) table whose row t is about (t, t, ...)"),
+            Case((last_row,), f"table = a random ({n_rand}, {d_rand}) table with a long last row"),
+        ]
+
+    def diagnose(self, case, value):
+        (table,) = case.args
+        got, problem = as_number(value, "The direction gap")
+        if problem:
+            return problem
+        pe = table.double()
+        want = direction_gap(pe)
+        if abs(got - want) <= 1e-4 * abs(want) + 1e-5:
+            return None
+        if got == 0.0 or (abs(got) < 1e-9 and want > 1e-3):
+            return "Your gap is 0 for a table that has a direction. If you compared <PE_t, PE_(t+k)> with <PE_(t+k), PE_t>: a dot product does not care about the order of its two vectors, so that difference is 0 for every table and proves nothing. Compare position t's dot product with the one k steps ahead and with the one k steps behind."
+        mistakes = [
+            ("roll", "torch.roll wraps around: near the ends it pairs t with positions that are not k steps away. Keep only the t with both t - k and t + k inside the table."),
+            ("mean", "the gap is the largest absolute difference, not the mean."),
+            ("signed", "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
+            ("k = 1", "you only tried k = 1; try every offset k = 1 .. (T - 1) // 2."),
+            ("translation", "you compared <PE_t, PE_(t+k)> with <PE_0, PE_k>: that tests whether the dot product depends on t. The question compares the neighbour k steps ahead with the one k steps behind, from the same t."),
+            ("cosine", "you normalised the vectors (cosine similarity); the question asks about the plain dot product <PE_t, PE_s>."),
+            ("short range", "your range of t stops one short: t runs from k up to T - 1 - k, included."),
+        ]  # fmt: skip
+        for kind, sentence in mistakes:
+            wrong = _gap_variant(pe, kind)
+            if abs(got - wrong) <= 1e-4 * abs(wrong) + 1e-5:
+                return "Close, but " + sentence
+        if got < 0:
+            return "A gap is a size: it cannot be negative."
+        return "Your gap differs from the largest |<PE_t, PE_(t+k)> - <PE_t, PE_(t-k)>| over t and k; check which pairs of rows you compare."
+
+
+# -- q4: the smallest base -------------------------------------------------------------------------------
+
+
+def _unambiguous(n, d, base, exponent="2i/d", last=None):
+    """True if dist(k) > dist(1) for every 2 <= k <= last (default n - 1), for the given exponent."""
+    last = n - 1 if last is None else last
+    if exponent == "2i/d":
+        if last == n - 1:
+            return confusion(n, d, base).first_offset is None
+        return last < 2 or confusion(last + 1, d, base).first_offset is None
+    omega = base ** (-torch.arange(d // 2, dtype=F64) / d)  # (D/2,): the i/d mistake
+    k = torch.arange(1, last + 1, dtype=F64)  # (K,)
+    dist_sq = 4 * (k[:, None] * omega / 2).sin().pow(2).sum(-1)  # (K,)
+    return bool((dist_sq[1:] > dist_sq[0]).all())
+
+
+_SAME_BASE = 1e-6  # relative: a candidate read back from float32 (error 6e-8) is still itself
+
+
+def _first(candidates, test):
+    return next((b for b in candidates if test(b)), None)
+
+
+class SmallestBase(Question):
+    name, function, points, notebook = "q4", "smallest_base", 2, NOTEBOOK
+    title = "Find the smallest base that keeps every position unambiguous"
+    timeout = 15.0  # a correct answer that builds a table per candidate needs a few seconds
+    hints = (
+        "Positions are unambiguous when dist(k) = ||PE_(t+k) - PE_t|| is larger than dist(1) for every "
+        "offset k = 2 .. n_positions - 1. dist does not depend on t, so compare row 0 with every row.",
+        "For one base: build the table (your q1), distance = (table - table[0]).norm(dim=-1), then "
+        "test (distance[2:] > distance[1]).all(). No (T, T) matrix needed.",
+        "Sort the candidates (the lists come in any order), try them from the smallest up and return "
+        "the first that passes. Do not stop at the first failure after a pass, and do not bisect: a "
+        "larger base is not always safer.",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            triples = [
+                (4096, 64, (1.2, 1.4, 1.6, 1.8, 2.5, 10.0, 100.0, 700.0, 1000.0, 10000.0, 1e5)),
+                (1000, 16, (2.5, 1.8, 1.5, 5.0, 1.7, 1.6)),  # unsorted: the list order misleads
+                (1891, 16, (1.2, 1.5, 2.0, 3.0, 5.0, 100.0)),
+                (1892, 16, (1.5, 2.0, 3.0, 5.0, 100.0)),
+            ]
+        else:
+            pool = (1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 2.0, 2.5, 3.0, 4.0, 5.0, 8.0, 10.0, 100.0)
+            generator, triples = _generator(seed, 4), []
+            while len(triples) < 3:
+                n = int(torch.randint(4100, 6001, (1,), generator=generator))  # longer than public
+                d = _pick([16, 32, 64], generator)
+                chosen = torch.randperm(len(pool), generator=generator)[:6].tolist()
+                candidates = (*(pool[j] for j in chosen), 1000.0)  # in no particular order
+                order = torch.randperm(len(candidates), generator=generator).tolist()
+                candidates = tuple(candidates[j] for j in order)
+                margins = [confusion(n, d, b).margin for b in candidates]
+                passing = [b for b, m in zip(candidates, margins, strict=True) if m > 1]
+                # far from ties; the first passing one in list order is not the smallest, and not
+                # 1000 (the answer of the 2 pi * base rule here), so skipping the sort is named
+                if all(abs(m - 1) > 1e-3 for m in margins) and len(passing) > 1:
+                    if passing[0] not in (min(passing), 1000.0):
+                        triples.append((n, d, candidates))
+        return [
+            Case(
+                (n, d, list(c)),
+                f"n_positions = {n}, d_model = {d}, candidates = {[f'{b:g}' for b in c]}",
+            )
+            for n, d, c in triples
+        ]
+
+    def _judge(self, cases, outcomes):
+        status, message = super()._judge(cases, outcomes)
+        if "returned None" in message:
+            message += " (If no candidate passed your test: every list here holds one that works. Start the offsets at k = 2, so that no position is compared with itself or its neighbour.)"
+        return status, message
+
+    def diagnose(self, case, value):
+        n, d, candidates = case.args
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            if value not in candidates and 0 <= value < len(candidates):
+                return "You returned a position in the list; return the base itself (an element of candidates)."
+        got, problem = as_number(value, "The base")
+        if problem:
+            return problem
+        # float32 rounding (torch.tensor(candidates)) moves 1.6 to 1.600000023841858: still 1.6
+        match = [b for b in candidates if math.isclose(got, b, rel_tol=_SAME_BASE)]
+        if not match:
+            return f"Return one of the candidates; {got:g} is not in the list."
+        got = match[0]
+        ordered = sorted(candidates)
+        want = _first(ordered, lambda b: _unambiguous(n, d, b))
+        if got == want:
+            return None
+        passing = [b for b in ordered if _unambiguous(n, d, b)]
+        last_fail = max((b for b in ordered if b not in passing), default=None)
+        monotone = _first(ordered, lambda b: last_fail is None or b > last_fail)
+        mistakes = [
+            (_first(ordered, lambda b: 2 * math.pi * b >= n), "you used the popular wavelength rule, 2 pi * base >= n_positions. The lecture measured it: the longest wavelength is not a uniqueness bound. Test the criterion itself, dist(k) > dist(1) for k = 2 .. n_positions - 1."),
+            (_first(ordered, lambda b: 2 * math.pi * b ** ((d - 2) / d) >= n), "you asked for the longest wavelength, 2 pi * base ** ((d-2)/d), to cover n_positions. The lecture measured that this is not a uniqueness bound: test dist(k) > dist(1) for k = 2 .. n_positions - 1."),
+            (_first(ordered, lambda b: b >= n), "you used the rule 'the base must exceed the context length'; the lecture shows it is not needed for unambiguous positions. Test dist(k) > dist(1) for k = 2 .. n_positions - 1."),
+            # checked early: a learner whose q1 passed has the right table, so an answer that is
+            # the first working candidate in list order most likely skipped the sort
+            (_first(candidates, lambda b: _unambiguous(n, d, b)), "you returned the first candidate that works in the list's order; this list is not sorted, and a smaller candidate further on works too. Sort the candidates first (or keep the smallest that works)."),
+            (_first(ordered, lambda b: _unambiguous(n + 1, d, b)), "you tested one offset too many: positions run 0 .. n_positions - 1, so the offsets run up to n_positions - 1, not n_positions."),
+            (_first(ordered, lambda b: _unambiguous(n, d, b, last=n - 2)), "you stopped one offset short: the offsets run up to n_positions - 1 (positions 0 and n_positions - 1), included."),
+            (monotone, "you assumed that once a base works every larger one does, and returned the first candidate after the last failure. A larger base is not always safer: a smaller candidate already keeps every position unambiguous."),
+            (_first(ordered, lambda b: _unambiguous(n, d, b, exponent="i/d")), "your table's frequencies use base ** (-i / d_model); pair i turns at base ** (-2i / d_model) (q1)."),
+            (ordered[-1], "you returned the largest candidate; the question asks for the smallest one that keeps every position unambiguous."),
+        ]  # fmt: skip
+        for wrong, sentence in mistakes:
+            if wrong is not None and got == wrong:
+                return "Close, but " + sentence
+        if not _unambiguous(n, d, got):
+            k = confusion(n, d, got).first_offset
+            return f"With base {got:g}, positions {k} steps apart are at least as close as neighbours (dist({k}) <= dist(1)), so this base does not keep every position unambiguous."
+        return "Your base keeps every position unambiguous, but a smaller candidate does too: return the smallest."
+
+
+q1, q2, q3, q4 = SinusoidalTable(), ShiftMatrix(), DirectionGap(), SmallestBase()
+QUESTIONS = (q1, q2, q3, q4)

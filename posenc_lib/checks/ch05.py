@@ -1,0 +1,392 @@
+"""Chapter 5's exercises: ALiBi slopes for any head count, the causal bias, a head's window, and
+how much attention reaches past a distance.
+
+    from posenc_lib.checks.ch05 import q1, q2, q3, q4
+    q1.check(alibi_slopes); q1.hint(); q1.solution()
+
+The references are the library's own (``alibi_slopes``, ``alibi_bias``, ``alibi_demo``); the
+sentences name the usual mistakes (slopes for the wrong head count, the sign flipped, the mask
+missing or on the wrong side, log base 10, an off-by-one distance) by recomputing them.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import torch
+
+from ..alibi import alibi_slopes as library_slopes
+from ..alibi_demo import effective_window as library_window
+from ..alibi_demo import far_mass, ladder_size
+from . import Case, Question, as_number, as_tensor, close
+
+NOTEBOOK = "05_alibi.ipynb"
+MASKED = -1e4  # a bias at or below this counts as masked (-inf, or a large negative stand-in)
+
+
+def _generator(seed: int, salt: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed * 7919 + salt)
+
+
+def _vector(value, what: str, length: int):
+    """(value as a float64 (length,) tensor, None) or (None, a sentence). Lists are welcome."""
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+            if any(isinstance(v, torch.Tensor) for v in value):
+                value = torch.stack([torch.as_tensor(v) for v in value]).reshape(-1)
+            else:
+                return None, f"{what} should hold plain numbers, one per head."
+        else:
+            value = torch.tensor([float(v) for v in value], dtype=torch.float64)
+    got, problem = as_tensor(value, what)
+    if problem:
+        return None, problem
+    if got.dim() != 1:
+        return None, (
+            f"{what} should be one flat list of {length} numbers (shape ({length},)), but yours "
+            f"has shape {tuple(got.shape)}."
+        )
+    return got, None
+
+
+def _ladder(n: int) -> list[float]:
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+# -- q1: the slopes ---------------------------------------------------------------------------------
+
+
+class Slopes(Question):
+    name, function, points, notebook = "q1", "alibi_slopes", 3, NOTEBOOK
+    title = "ALiBi slopes for any number of heads"
+    hints = (
+        "For H a power of two the slopes are 2 ** (-8 * h / H) for h = 1, ..., H: head 1 gets "
+        "the steepest slope 2 ** (-8 / H), head H the gentlest, 2 ** -8.",
+        "For other H, let H' be the largest power of two <= H. Heads 1..H' get the ladder of H' "
+        "heads; the remaining H - H' heads get slopes from the ladder of 2 H' heads.",
+        "The ladder of 2 H' heads holds the ladder of H' heads at its even places (2nd, 4th, ...); "
+        "the new slopes are the ones at the odd places (1st, 3rd, ...), taken in order: each sits "
+        "half a ladder step above head 1, 2, 3, ... of the shorter ladder.",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            heads = [8, 12, 4, 6, 1]
+        else:
+            generator = _generator(seed, 1)
+            power = 2 ** int(torch.randint(4, 7, (1,), generator=generator))  # 16, 32 or 64
+            others = []
+            while len(others) < 2:
+                n = int(torch.randint(9, 101, (1,), generator=generator))
+                if n & (n - 1) and n not in (12, 6) and n not in others:
+                    others.append(n)
+            heads = [power, *others]
+        return [Case((h,), f"num_heads = {h}") for h in heads]
+
+    def diagnose(self, case, value):
+        (n,) = case.args
+        got, problem = _vector(value, "The slopes", n)
+        if problem:
+            return problem
+        low = ladder_size(n)
+        above = 2 * low if low != n else n
+        if got.numel() != n:
+            if got.numel() == above and above != n:
+                return f"You returned {above} slopes, the ladder for {above} heads; a model with {n} heads needs exactly {n}, one per head."
+            if got.numel() == low:
+                return f"You returned only the {low} slopes of the largest power of two; the other {n - low} heads need slopes too."
+            return (
+                f"There should be one slope per head: {n} numbers, but you returned {got.numel()}."
+            )
+        want = library_slopes(n, dtype=torch.float64)  # (H,)
+        if close(got, want, rtol=1e-5, atol=0):
+            return None
+        for low_precision in (torch.float16, torch.bfloat16):  # right, but rounded to 3 digits
+            if torch.equal(got, got.to(low_precision).double()) and close(got, want, rtol=4e-3):
+                return "Your slopes are right but rounded: they hold too few digits, as float16 (about 3 significant digits) or bfloat16 (about 2) do. Use float32 or float64."
+        extras = _ladder(2 * low)[0::2][: n - low]
+        mistakes = [
+            (want.flip(0), "your slopes run from the gentlest to the steepest; head 1 has the steepest slope, 2 ** (-8 / H)."),
+            (_ladder(n), f"for H = {n}, which is not a power of two, the paper does not use 2 ** (-8 h / {n}): take the slopes of the largest power of two below it ({low} heads) and fill the other {n - low} heads from the ladder of {2 * low} heads."),
+            (_ladder(above)[:n], f"you cut the ladder of {above} heads down to {n}; start from the ladder of {low} heads (the largest power of two <= {n}) and add the extra heads from the odd places of the ladder of {2 * low}."),
+            ([2.0 ** (-8.0 * h / n) for h in range(n)], "your first slope is 1 because h starts at 0; h counts from 1, so head 1's slope is 2 ** (-8 / H)."),
+            ([2.0**-h for h in range(1, n + 1)], "you used 2 ** -h, the slopes for 8 heads, whatever H; the ratio between neighbouring heads is 2 ** (-8 / H)."),
+            (sorted(_ladder(low) + extras, reverse=True), "your slopes are in the wrong order: the paper's code (and BLOOM's) keeps the first heads on the ladder of the largest power of two, and puts the extra heads after them."),
+            (_ladder(low) + _ladder(2 * low)[1::2][: n - low], "your extra heads repeat slopes the first heads already have (the even places of the longer ladder); take its odd places, which the shorter ladder lacks (each half a step above one of its heads)."),
+            (_ladder(low) + _ladder(2 * low)[0::2][::-1][: n - low], "the extra heads take the odd places of the longer ladder from its steep end, in order: extra head k sits half a step above head k."),
+        ]  # fmt: skip
+        for wrong, sentence in mistakes:
+            wrong = torch.as_tensor(wrong, dtype=torch.float64)
+            if close(got, wrong, rtol=1e-5, atol=0):
+                return "Close, but " + sentence
+        if bool((got <= 0).any()):
+            return "Slopes are positive numbers: the minus sign belongs in the bias, -m * (i - j), not in m."
+        if bool((got >= 1).any()):
+            return "Every slope is below 1: the exponent in 2 ** (-8 h / H) is negative."
+        return "These are not the paper's slopes. For H a power of two they are 2 ** (-8 h / H), h = 1..H; check your exponent and where your ladder starts."
+
+
+# -- q2: the causal bias ----------------------------------------------------------------------------
+
+
+def _bias(slopes: torch.Tensor, n: int, form: str = "paper") -> torch.Tensor:
+    """The bias of the given (H,) slopes for T = n, float64, in the right form or a wrong one."""
+    m = slopes.double()[:, None, None]  # (H, 1, 1)
+    i = torch.arange(n, dtype=torch.float64)[:, None]  # (T, 1): query positions
+    j = torch.arange(n, dtype=torch.float64)[None, :]  # (1, T): key positions
+    values = {
+        "paper": -m * (i - j),
+        "flipped": m * (i - j),
+        "bloom": m * j + 0 * i,
+        "mpt": m * (j - (n - 1)) + 0 * i,
+        "no slope": -(i - j) + 0 * m,
+        "from one": -m * (i - j + 1),
+        "symmetric": -m * (i - j).abs(),
+    }[form]  # (H, T, T)
+    return values.masked_fill((j > i).expand_as(values), -math.inf)
+
+
+class CausalBias(Question):
+    name, function, points, notebook = "q2", "causal_alibi_bias", 3, NOTEBOOK
+    title = "Build ALiBi's causal bias"
+    hints = (
+        "Make the positions i (queries, a column) and j (keys, a row) with torch.arange; i - j is "
+        "then a (T, T) matrix by broadcasting, positive below the diagonal.",
+        "Multiply by -slopes[:, None, None] to get one (T, T) matrix per head: shape (H, T, T).",
+        "Keys after the query (j > i) must be unreachable: set those entries to float('-inf') with "
+        "masked_fill (multiplying by a mask that holds inf would turn 0 * inf into NaN).",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            pairs = [(library_slopes(4), 5), (library_slopes(3), 6), (library_slopes(8), 4)]
+        else:
+            generator = _generator(seed, 2)
+            pairs = []
+            while len(pairs) < 3:
+                heads = int(torch.randint(2, 9, (1,), generator=generator))
+                n = int(torch.randint(6, 13, (1,), generator=generator))
+                if heads != n:  # so a bias with its axes swapped has another shape
+                    raw = torch.rand(heads, generator=generator) * 0.9 + 0.05  # not a ladder
+                    pairs.append((raw.sort(descending=True).values, n))
+        return [
+            Case((s, n), f"slopes = {[round(v, 4) for v in s.tolist()]}, n = {n}") for s, n in pairs
+        ]
+
+    def diagnose(self, case, value):
+        slopes, n = case.args
+        heads = slopes.numel()
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            value = torch.from_numpy(np.array(value))
+        if not isinstance(value, torch.Tensor) or value.is_complex():
+            return as_tensor(value, "The bias")[1]  # a sentence on what was returned instead
+        if not value.dtype.is_floating_point:
+            return f"The bias should hold floats, but yours holds {value.dtype}: a slope times a distance is fractional, and -inf is a float."
+        shape = tuple(value.shape)
+        if shape == (n, n):
+            return f"You returned one (T, T) matrix; ALiBi gives each of the {heads} heads its own, so return shape (H, T, T) = {(heads, n, n)}."
+        if shape == (n, n, heads) and heads != n:
+            return f"Your bias has the heads last, shape {shape}; put them first: (H, T, T) = {(heads, n, n)}."
+        value = value.detach().to("cpu", torch.float64)
+        if bool(torch.isnan(value).any()):
+            return "Your bias contains NaN. A usual cause: multiplying -inf by 0 (a slope times a mask of infinities); fill the masked entries with masked_fill instead."
+        if bool(torch.isposinf(value).any()):
+            return "Your bias contains +inf: that would give a key all of the weight. Masked keys get -inf."
+        masked = value <= MASKED  # (H, T, T): -inf, or a large negative stand-in for it
+        got, problem = as_tensor(value.masked_fill(masked, 0.0), "The bias", (heads, n, n))
+        if problem:
+            return problem
+        i = torch.arange(n)[:, None]
+        j = torch.arange(n)[None, :]
+        future = (j > i).expand(heads, n, n)  # (H, T, T)
+        visible = ~future
+        if torch.equal(masked, future):
+            want = _bias(slopes, n)
+            if close(got[visible], want[visible]):
+                return None
+            mistakes = [
+                (_bias(slopes, n, "flipped"), "your sign is flipped: +m (i - j) rewards keys for being far away. The bias is -m (i - j), a penalty that grows with distance."),
+                (_bias(slopes, n, "bloom"), "this is +m j, the form of the paper's own code (and of BLOOM, which copied it). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m i, which softmax ignores), but this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal."),
+                (_bias(slopes, n, "mpt"), "this is MPT's form, m (j - T + 1). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m (T - 1 - i), which softmax ignores), but this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal."),
+                (_bias(slopes.flip(0), n), "head h should use slopes[h]; yours use the slopes in reverse order."),
+                (_bias(library_slopes(heads), n), "you computed your own slopes; use the `slopes` you are given (a model may have been trained with others)."),
+                (_bias(slopes, n, "no slope"), "every head has the same bias: multiply the distance by each head's slope."),
+                (_bias(slopes, n, "from one"), "the diagonal should be 0: a query's own key is at distance 0 and pays nothing. Your distances are one too large."),
+            ]  # fmt: skip
+            for wrong, sentence in mistakes:
+                if close(got[visible], wrong[visible]):
+                    return "Close, but " + sentence
+            return "The -inf entries are in the right place, but the other values are not -m (i - j) for each head's slope m."
+        if not bool(masked.any()):
+            upper = got[future]  # the entries that should have been masked
+            ahead = (slopes.double()[:, None, None] * (j - i)).expand(heads, n, n)[
+                future
+            ]  # m (j - i)
+            if close(upper, -ahead):
+                return "Your bias is the symmetric -m |i - j| with no mask: that is the bidirectional form for an encoder. A causal model must not see keys after the query: set those entries (j > i) to -inf."
+            if close(upper, ahead):
+                return "Keys after the query (j > i) are not masked, and there -m (i - j) is +m (j - i): a reward for looking into the future. Set those entries to -inf."
+            if bool((upper == 0).all()):
+                return "Masked entries must be -inf (float('-inf')), not 0: a bias of 0 lets the query see the future at full weight."
+            return "Keys after the query (j > i) must be masked with -inf: your bias has no -inf entries."
+        if torch.equal(masked, (j >= i).expand(heads, n, n)):
+            return "You masked the diagonal too: a query may attend to its own position (j = i). Only keys with j > i get -inf."
+        if torch.equal(masked, (j < i).expand(heads, n, n)):
+            return "You masked the past instead of the future: the -inf entries belong above the diagonal, where the key j comes after the query i."
+        return "The -inf entries should be exactly the keys after each query (j > i), above the diagonal."
+
+
+# -- q3: a head's window ----------------------------------------------------------------------------
+
+
+class Window(Question):
+    name, function, points, notebook = "q3", "effective_window", 2, NOTEBOOK
+    title = "How far back does each head look?"
+    hints = (
+        "With equal content, the weight of the key at distance d is proportional to "
+        "exp(-m * d): softmax exponentiates the bias.",
+        "Solve exp(-m * d) = 1 / factor for d, with the natural logarithm: math.log(factor) "
+        "(factor is a plain Python number, which torch.log does not take).",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            pairs = [(6, 100.0), (3, 2.0), (8, 10.0)]  # factor 10 last: log10(10) = 1
+        else:
+            generator = _generator(seed, 3)
+            pairs = [
+                (
+                    int(torch.randint(9, 33, (1,), generator=generator)),
+                    round(float(torch.rand(1, generator=generator)) * 998 + 1.5, 2),
+                )
+                for _ in range(3)
+            ]
+        return [
+            Case((library_slopes(h), f), f"slopes = alibi_slopes({h}), factor = {f:g}")
+            for h, f in pairs
+        ]
+
+    def diagnose(self, case, value):
+        slopes, factor = case.args
+        got, problem = _vector(value, "The windows", slopes.numel())
+        if problem:
+            return problem
+        if got.numel() != slopes.numel():
+            return f"Return one window per head: {slopes.numel()} numbers, but you returned {got.numel()}."
+        m = slopes.double()
+        want = library_window(m, factor)
+        if close(got, want, rtol=1e-5, atol=0):
+            return None
+        mistakes = [
+            (math.log10(factor) / m, "you used log base 10. Softmax weights are e^logit, so use the natural log, ln(factor) / m."),
+            (math.log2(factor) / m, "you used log base 2. Softmax weights are e^logit, so use the natural log, ln(factor) / m."),
+            (factor / m, "the weight does not fall in proportion to the distance but exponentially, as exp(-m d): solve exp(-m d) = 1 / factor."),
+            (math.log(factor) * m, "multiply and divide are swapped: the steeper the slope, the shorter the window, so divide by m."),
+            (1 / m, "1 / m is where the weight has fallen by a factor e; the question asks where it has fallen by `factor`."),
+            (-want, "a distance is positive: exp(-m d) = 1 / factor gives d = +ln(factor) / m."),
+            (want.ceil(), "you rounded up to whole tokens; return the exact distance ln(factor) / m."),
+            (want.floor(), "you rounded down to whole tokens; return the exact distance ln(factor) / m."),
+        ]  # fmt: skip
+        for wrong, sentence in mistakes:
+            if close(got, wrong, rtol=1e-5, atol=0):
+                return "Close, but " + sentence
+        return "Your windows are not the distances d at which exp(-m d) equals 1 / factor."
+
+
+# -- q4: attention beyond a distance ------------------------------------------------------------------
+
+
+def _beyond(m: float, n: int, far: int, form: str = "right") -> float:
+    """The share of weight beyond ``far`` (and the usual wrong versions), float64."""
+    count = {"n + 1 keys": n + 1, "n - 1 keys": n - 1}.get(form, n)
+    d = torch.arange(count, dtype=torch.float64)  # (count,): the distances
+    base = {"base 2": 2.0, "base 10": 10.0}.get(form, math.e)
+    w = base ** (m * d if form == "flipped" else -m * d)  # (n,) unnormalised weights
+    if form == "infinite":
+        return math.exp(-m * (far + 1))
+    if form == "uniform":
+        return (n - 1 - far) / n
+    if form == "not normalised":
+        return float(w[far + 1 :].sum())
+    share = w / w.sum()
+    if form == "at least":
+        return float(share[far:].sum())
+    if form == "near":
+        return float(share[: far + 1].sum())
+    return float(share[far + 1 :].sum())
+
+
+class FarAttention(Question):
+    name, function, points, notebook = "q4", "far_attention", 2, NOTEBOOK
+    title = "How much attention reaches past a distance?"
+    hints = (
+        "The last query is at position n_keys - 1; the key at position j is at distance "
+        "d = n_keys - 1 - j, so the distances run from 0 to n_keys - 1.",
+        "With equal content the weights are a softmax of the bias: exp(-m d) divided by the sum "
+        "of exp(-m d') over all n_keys distances.",
+        "Add up the weights of the keys with d > distance (not d >= distance).",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            triples = [(0.5, 16, 4), (2.0**-8, 1024, 127), (0.125, 100, 10), (2**-0.5, 8, 0)]
+        else:
+            generator = _generator(seed, 4)
+            triples = []
+            for _ in range(4):  # a distance near the head's window, so the share is not tiny
+                slope = 2.0 ** (-int(torch.randint(1, 17, (1,), generator=generator)) / 2)
+                stretch = float(torch.rand(1, generator=generator)) * 2.3 + 0.2
+                far = int(stretch * math.log(10) / slope)
+                n = far + int(torch.randint(20, 2001, (1,), generator=generator))
+                triples.append((slope, n, far))
+            # A flat head whose last keys sit just past `distance` (n_keys - distance far below
+            # 1/m): the sequence's end matters, so an endless tail or one key more or less shows.
+            slope = 2.0 ** (-int(torch.randint(12, 17, (1,), generator=generator)) / 2)
+            far = int(
+                (float(torch.rand(1, generator=generator)) * 2.3 + 0.2) * math.log(10) / slope
+            )
+            n = far + int(torch.randint(2, int(0.25 / slope) + 1, (1,), generator=generator))
+            triples.append((slope, n, far))
+        return [Case(t, f"slope = {t[0]:.6g}, n_keys = {t[1]}, distance = {t[2]}") for t in triples]
+
+    def diagnose(self, case, value):
+        m, n, far = case.args
+        count = value.numel() if isinstance(value, torch.Tensor) else np.size(value)
+        if isinstance(value, (torch.Tensor, np.ndarray)) and count != 1:
+            return "The share should be one number: add up the weights of the keys further back than `distance` and return the sum as a float."
+        got, problem = as_number(value, "The share")
+        if problem:
+            return problem
+        want = float(far_mass(m, n, far)[0])
+
+        def near(a, b):
+            return abs(a - b) <= 1e-4 * abs(b) + 1e-9
+
+        if near(got, want):
+            return None
+        if near(got, 100 * want):
+            return "You returned a percentage; return the share as a number between 0 and 1."
+        mistakes = [
+            ("at least", "keys at exactly `distance` are not further than it: add up the keys with d > distance."),
+            ("not normalised", "the weights are a softmax: divide by the sum of exp(-m d) over all n_keys keys."),
+            ("flipped", "the bias is -m d: far keys are penalised, not rewarded."),
+            ("uniform", "you left out the bias: with equal content, ALiBi's weights fall as exp(-m d)."),
+            ("near", "that is the share within `distance` (d <= distance); the question asks for the share beyond it."),
+            ("infinite", "that is the tail of an endless row of keys; there are only n_keys, at distances 0 to n_keys - 1."),
+            ("n + 1 keys", "there are n_keys keys, at distances 0 to n_keys - 1; you have one too many."),
+            ("n - 1 keys", "there are n_keys keys, at distances 0 to n_keys - 1 (the query's own key included); you have one too few."),
+            ("base 2", "softmax uses e, not 2: the weights are exp(-m d)."),
+            ("base 10", "softmax uses e, not 10: the weights are exp(-m d)."),
+        ]  # fmt: skip
+        for form, sentence in mistakes:
+            if near(got, _beyond(m, n, far, form)):
+                return "Close, but " + sentence
+        if got < 0 or got > 1:
+            return "A share of the attention lies between 0 and 1."
+        return "Your share differs from the weight the last query puts on keys further back than `distance`."
+
+
+q1, q2, q3, q4 = Slopes(), CausalBias(), Window(), FarAttention()
+QUESTIONS = (q1, q2, q3, q4)

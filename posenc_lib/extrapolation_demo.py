@@ -1,0 +1,218 @@
+"""Chapter 7's measurements on the trained models of ``extrapolation``: why they fail past L.
+
+- ``binned``: per-position losses averaged in bins (a readable curve from a few thousand tokens);
+- ``attention_entropy``: how spread out attention is, per layer, at a given length;
+- ``position_score_curves``: the position-only part of a RoPE head's score, pair by pair, against
+  the distance; ``score_excess`` and ``new_score_pairs``: which pairs reach scores past L that
+  they never reached in training;
+- ``position_cost`` and ``forward_ms``: what a position method costs per token;
+- ``load_reference`` and ``reference_ratio``: the ALiBi paper's published perplexities (Press,
+  Smith, Lewis, ICLR 2022, arXiv:2108.12409, appendix Tables 2 and 3), shipped in
+  ``data/reference/``.
+
+Shapes: B windows, H heads, T positions, P = head_dim / 2 pairs, N distances.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from pathlib import Path
+
+import torch
+
+from . import _validate as check
+from .rope import rope_inv_freq
+
+F64 = torch.float64
+REFERENCE = Path(__file__).resolve().parent / "data" / "reference"
+REFERENCE_TABLES = {
+    "L512": "alibi_paper_table2_wt103_L512.csv",
+    "L1024": "alibi_paper_table3_wt103_L1024.csv",
+}
+# The chapter that teaches each method, for the closing table.
+CHAPTERS = {"none": 1, "sinusoidal": 3, "learned": 2, "t5": 4, "alibi": 5, "rope": 6}
+
+
+def _tokens(tokens, length: int, n_tokens: int) -> torch.Tensor:
+    """Non-overlapping windows of ``length`` tokens from the start of ``tokens``: (B, T)."""
+    check.integer_tensor("tokens", tokens, "token ids")
+    length = check.positive_int("length", length)
+    n_windows = check.positive_int("n_tokens", n_tokens) // length
+    if n_windows < 1 or tokens.dim() != 1 or n_windows * length > tokens.numel():
+        raise ValueError(
+            f"need a 1-D tensor of at least max(n_tokens, length) = {max(n_tokens, length)} token "
+            f"ids, got shape {tuple(tokens.shape)}."
+        )
+    return tokens[: n_windows * length].view(n_windows, length)
+
+
+def binned(values: torch.Tensor, width: int) -> torch.Tensor:
+    """The mean of each run of ``width`` consecutive values: (T,) -> (T // width,)."""
+    check.float_tensor("values", values, min_rank=1, max_rank=1, shape_hint="(T,)")
+    width = check.positive_int("width", width)
+    if values.numel() % width:
+        raise ValueError(f"{values.numel()} values do not split into bins of {width}.")
+    return values.view(-1, width).mean(-1)
+
+
+@torch.no_grad()
+def attention_entropy(model, tokens, length: int, n_tokens: int = 2048) -> torch.Tensor:
+    """Mean entropy (nats) of the attention weights of the queries in the last quarter of each
+    window of ``length`` tokens, averaged over the windows: (layers, H) float64.
+
+    Uniform attention over t + 1 keys has entropy ln(t + 1); a head that keeps looking at the same
+    few keys keeps the same entropy at any length.
+    """
+    ids = _tokens(tokens, length, max(n_tokens, length))  # (B, T)
+    out = []
+    for layer in range(model.config.n_layers):
+        weights = model.attention_weights(ids, layer).double()  # (B, H, T, T)
+        entropy = -(weights * weights.clamp_min(1e-300).log()).sum(-1)  # (B, H, T)
+        out.append(entropy[..., -max(1, length // 4) :].mean((0, 2)))  # (H,)
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def position_score_curves(
+    model, tokens, layer: int = 0, n_distances: int = 512, n_tokens: int = 4096
+) -> torch.Tensor:
+    """The position-only part of each RoPE head's score, pair by pair, against the distance.
+
+    With the mean query qbar and mean key kbar of a head (over ``n_tokens`` validation tokens in
+    windows of the training length), pair i read as a complex number, the part of the score
+    q . k / sqrt(Dh) that depends on the distance delta = m - n alone is
+    Re(qbar_i conj(kbar_i) e^(i delta theta_i)) / sqrt(Dh) (RoFormer section 3.4.2). Returns it for
+    delta = 0 .. n_distances - 1: (H, P, N) float64, the model's own frequencies (no scaling).
+    """
+    config = model.config
+    if config.position != "rope":
+        raise ValueError(
+            f"position_score_curves needs a RoPE model, got a {config.position!r} one."
+        )
+    layer = check.whole_int("layer", layer)
+    if not 0 <= layer < config.n_layers:
+        raise ValueError(f"layer must be in 0..{config.n_layers - 1}, got {layer}.")
+    n_distances = check.positive_int("n_distances", n_distances)
+    ids = _tokens(tokens, config.max_len, n_tokens)  # (B, T), T = L
+    n_windows, n_pos = ids.shape
+    _, bias, rotation = model.position_inputs(n_pos)
+    x = model.embed(ids)  # (B, T, D)
+    for block in model.blocks[:layer]:
+        x = block(x, bias, rotation)
+    block = model.blocks[layer]
+    qkv = block.attention.qkv(block.norm1(x))  # (B, T, 3 D)
+    qkv = qkv.view(n_windows, n_pos, 3, config.n_heads, config.head_dim).double()
+    q_mean, k_mean = qkv[:, :, 0].mean((0, 1)), qkv[:, :, 1].mean((0, 1))  # (H, Dh) each
+    half = config.head_dim // 2  # "half" layout: pair i is dims (i, i + Dh/2)
+    z = (
+        torch.complex(q_mean[:, :half], q_mean[:, half:])
+        * torch.complex(k_mean[:, :half], k_mean[:, half:]).conj()
+    )  # (H, P)
+    theta = rope_inv_freq(config.head_dim, config.rope_base, dtype=F64)[0]  # (P,)
+    delta = torch.arange(n_distances, dtype=F64)  # (N,)
+    turn = torch.polar(torch.ones(half, n_distances, dtype=F64), theta[:, None] * delta)  # (P, N)
+    return (z[..., None] * turn).real / math.sqrt(config.head_dim)  # (H, P, N)
+
+
+def score_excess(curves: torch.Tensor, train_len: int) -> torch.Tensor:
+    """How far each curve goes, at distances >= L, outside the range it took at distances < L,
+    as a share of its largest |value|: 0 means no score it had not already reached in training.
+
+    curves: (H, P, N) from ``position_score_curves``; distances 0 .. L - 1 are the training ones.
+    Returns (H, P) float64.
+    """
+    check.float_tensor("curves", curves, min_rank=3, max_rank=3, shape_hint="(H, P, N)")
+    length = check.positive_int("train_len", train_len)
+    if not 1 <= length < curves.shape[-1]:
+        raise ValueError(
+            f"train_len must be below the number of distances ({curves.shape[-1]}), got {length}."
+        )
+    curves = curves.double()
+    seen, beyond = curves[..., :length], curves[..., length:]  # (H, P, L), (H, P, N - L)
+    above = (beyond.amax(-1) - seen.amax(-1)).clamp_min(0)  # (H, P)
+    below = (seen.amin(-1) - beyond.amin(-1)).clamp_min(0)
+    size = curves.abs().amax(-1).clamp_min(1e-300)
+    return torch.maximum(above, below) / size
+
+
+def new_score_pairs(curves: torch.Tensor, train_len: int, tol: float = 0.01) -> list[int]:
+    """The pairs whose position-only score, in at least one head, leaves its training range at
+    distances >= L by more than ``tol`` of its largest |value| (``score_excess``). Ascending."""
+    tol = check.positive_float("tol", tol)
+    excess = score_excess(curves, train_len)  # (H, P)
+    return [int(i) for i in torch.nonzero((excess > tol).any(0)).flatten()]
+
+
+def position_cost(config, n_pos: int) -> int:
+    """Multiply-adds per token, per forward pass, that the position method adds at length T.
+
+    Counted from the method's definition: an added vector is D adds per token (sinusoidal, learned);
+    a logit bias is H * T adds per token per layer (T5, ALiBi), growing with T; RoPE turns each
+    query and key dim with two multiplies and an add per layer (2 * D * 3), whatever T. NoPE: 0.
+    Computing the tables (sines, buckets) once per forward is left out.
+    """
+    n_pos = check.positive_int("n_pos", n_pos)
+    per_layer = {
+        "none": 0,
+        "sinusoidal": 0,
+        "learned": 0,
+        "t5": config.n_heads * n_pos,
+        "alibi": config.n_heads * n_pos,
+        "rope": 2 * config.d_model * 3,
+    }[config.position]
+    once = config.d_model if config.position in ("sinusoidal", "learned") else 0
+    return once + per_layer * config.n_layers
+
+
+@torch.no_grad()
+def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
+    """The median wall time of ``model(ids)`` in milliseconds, after one warm-up call."""
+    check.integer_tensor("ids", ids, "token ids")
+    repeats = check.positive_int("repeats", repeats)
+    model(ids)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        model(ids)
+        times.append(1000 * (time.perf_counter() - start))
+    return sorted(times)[repeats // 2]
+
+
+# -- the ALiBi paper's published numbers --------------------------------------------------------------
+
+
+def load_reference(name: str = "L512") -> dict[str, list]:
+    """One of the ALiBi paper's tables: column -> values (float, or None where "OOM" or "-").
+
+    "L512": appendix Table 2, models trained on L = 512; "L1024": Table 3, on L = 1024. Columns:
+    L_valid, then <method>_ppl and <method>_wps for sinusoidal, rotary, t5bias and alibi.
+    """
+    check.choice("name", name, tuple(REFERENCE_TABLES))
+    with open(REFERENCE / REFERENCE_TABLES[name], encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return {
+        key: [None if row[key] in ("OOM", "-") else float(row[key]) for row in rows]
+        for key in rows[0]
+    }
+
+
+def reference_ratio(table: dict, method: str, multiple: float) -> float:
+    """ppl(multiple * L) / ppl(L) for a method of a reference table, reading the perplexity at
+    multiple * L off the table by linear interpolation in log length."""
+    key = f"{method}_ppl"
+    if key not in table:
+        methods = sorted(k[: -len("_ppl")] for k in table if k.endswith("_ppl"))
+        raise ValueError(f"no method {method!r} in the table; it has {methods}.")
+    multiple = check.positive_float("multiple", multiple, 1.0, inclusive=True)
+    lengths, ppl = table["L_valid"], table[key]
+    target = lengths[0] * multiple
+    points = [(x, y) for x, y in zip(lengths, ppl, strict=True) if y is not None]
+    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+        if x0 <= target <= x1:
+            w = (math.log(target) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            return (y0 + w * (y1 - y0)) / ppl[0]
+    raise ValueError(
+        f"{multiple:g} L = {target:g} is outside the lengths the table has for {method!r}."
+    )

@@ -1,0 +1,443 @@
+"""Chapter 6's measurements of RoPE: offset-only scores, the two layouts, decay, phase mismatch.
+
+The rotation itself is ``rope.apply_rope`` (RoFormer, Su et al. 2021, arXiv:2104.09864, eq. 34);
+this module asks questions of it:
+
+- ``rotate``: R_m x for every row, from positions (the frequencies, cos/sin tables and rotation are
+  the library's). The sign convention: the pair (x1, x2), read as the complex number x1 + i x2, is
+  multiplied by e^{i m theta}: it turns counterclockwise by m * theta.
+- ``as_complex`` and ``complex_scores``: the closed form <R_m q, R_n k> = Re sum_i q_i conj(k_i)
+  exp(1j (m - n) theta_i) (RoFormer eq. 35 in section 3.4.3; eq. 12 in section 3.2.1 for one
+  pair), which depends on m - n only;
+  ``offset_spread`` measures how far real scores are from that, over every (m, n) of a length.
+- ``layout_permutation`` and ``convert_projection``: "half" (Llama, NeoX) and "interleaved"
+  (RoFormer, GPT-J) pair different dims; a fixed permutation of each head's dims maps one to the
+  other, which is how checkpoints are converted (transformers' ``PermuteForRope``).
+- ``error_by_offset``: how wrong attention logits are, per distance, when weights made for one
+  layout are rotated with the other.
+- ``decay_bound`` (RoFormer section 3.4.3) and ``mean_score``: the upper bound on |score| against
+  the relative distance, and the measured mean score of a query with its own key.
+- ``mismatch_score``: the score of q with itself at the same position when q and k are rotated
+  with different frequencies or position scales: a phase error that grows with the position.
+- ``partial_rotate``: GPT-NeoX rotates only the first ``rotary_dim`` dims of each head.
+- ``rotation_view``: everything the chapter's dashboard draws for one (m, n, base, pair).
+
+Shapes: T positions, D = head_dim, P pairs of positions or offsets, N samples. Float64 inside.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+
+from . import _validate as check
+from .rope import STYLES, apply_rope, rope_cos_sin, rope_inv_freq
+
+F64 = torch.float64
+
+
+# -- input checks ---------------------------------------------------------------------------------
+
+
+def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
+    """A real 1-D tensor of even length (one query or key), as float64. (D,)."""
+    check.float_tensor(name, value, min_rank=1, max_rank=1, shape_hint="(head_dim,)")
+    check.even_int(f"{name}'s length (head_dim)", value.shape[0], "RoPE rotates the dims in pairs.")
+    if head_dim is not None and value.shape[0] != head_dim:
+        raise ValueError(
+            f"{name} has {value.shape[0]} dims but the other vector has {head_dim}; a query and a "
+            "key must have the same head_dim."
+        )
+    return value.detach().to(F64)
+
+
+def _positions(name: str, value) -> torch.Tensor:
+    """Positions as a float64 tensor (P,): an int T (meaning 0..T-1), a list, or a 1-D tensor."""
+    if isinstance(value, torch.Tensor):
+        check.tensor(name, value, min_rank=1, max_rank=1, shape_hint="(P,)")
+        if value.is_complex() or value.dtype == torch.bool:
+            raise ValueError(f"{name} must hold real numbers, got dtype {value.dtype}.")
+        values = value.detach().to("cpu", F64)
+    elif isinstance(value, (list, tuple, range)):
+        values = torch.tensor([check.real_number(f"each of {name}", v) for v in value], dtype=F64)
+    else:
+        values = torch.arange(check.positive_int(name, value), dtype=F64)
+    if values.numel() == 0:
+        raise ValueError(f"{name} is empty; give at least one position.")
+    if not bool(torch.isfinite(values).all()):
+        raise ValueError(f"{name} must be finite numbers.")
+    return values
+
+
+def _frequencies(head_dim, base) -> torch.Tensor:
+    """theta_i = base ** (-2i / D) in float64. (D/2,)."""
+    return rope_inv_freq(head_dim, base, dtype=F64)[0]
+
+
+# -- the rotation and its closed form -------------------------------------------------------------
+
+
+def rotate(x, positions, base=10000.0, style="half") -> torch.Tensor:
+    """R_m x_m: row m of ``x`` rotated to position ``positions[m]`` (RoFormer eq. 34).
+
+    x: (..., T, D) float. positions: an int T (0..T-1), a list or a (T,) tensor; may be fractional.
+    Built from the library's ``rope_inv_freq``, ``rope_cos_sin`` and ``apply_rope``, in float64.
+    Returns (..., T, D) float64.
+    """
+    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    check.choice("style", style, STYLES)
+    pos = _positions("positions", positions)  # (T,)
+    if pos.shape[0] != x.shape[-2]:
+        raise ValueError(
+            f"positions has {pos.shape[0]} entries but x has T = {x.shape[-2]} rows; give one "
+            "position per row."
+        )
+    cos, sin = rope_cos_sin(pos, _frequencies(x.shape[-1], base), style=style)  # (T, D) each
+    return apply_rope(x.detach().to(F64), cos, sin, style)
+
+
+def as_complex(x, style="half") -> torch.Tensor:
+    """Each pair (x1, x2) of the last dim as x1 + i x2, in the pair order of ``style``.
+
+    x: (..., D) -> (..., D/2) complex128. "half": pair i is (x_i, x_{i + D/2}); "interleaved":
+    pair i is (x_{2i}, x_{2i+1}).
+    """
+    check.float_tensor("x", x, min_rank=1, shape_hint="(..., head_dim)")
+    check.choice("style", style, STYLES)
+    d = check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    x = x.detach().to(F64)
+    if style == "half":
+        return torch.complex(x[..., : d // 2], x[..., d // 2 :])
+    return torch.complex(x[..., 0::2], x[..., 1::2])
+
+
+def complex_scores(q, k, offsets, base=10000.0, style="half") -> torch.Tensor:
+    """Re sum_i q_i conj(k_i) exp(1j delta theta_i) for each offset delta = m - n.
+
+    RoFormer eq. 35 (section 3.4.3; eq. 12 of section 3.2.1 is the one-pair case). Equal to
+    <R_m q, R_n k> for every m, n with m - n = delta. q, k: (D,). offsets: (P,) or an int P
+    (0..P-1). Returns (P,) float64.
+    """
+    q = _vector("q", q)
+    k = _vector("k", k, q.shape[0])
+    delta = _positions("offsets", offsets)  # (P,)
+    theta = _frequencies(q.shape[0], base)  # (D/2,)
+    phase = torch.polar(
+        torch.ones(delta.shape[0], theta.shape[0], dtype=F64), delta[:, None] * theta
+    )
+    return (as_complex(q, style) * as_complex(k, style).conj() * phase).real.sum(-1)  # (P,)
+
+
+def score_matrix(q, k, n_positions, base=10000.0, style="half") -> torch.Tensor:
+    """S[m, n] = <R_m q, R_n k> for the same q and k at every position m, n < T. (T, T) float64."""
+    q = _vector("q", q)
+    k = _vector("k", k, q.shape[0])
+    n = check.positive_int("n_positions", n_positions, maximum=8192)
+    rq = rotate(q.expand(n, -1), n, base, style)  # (T, D)
+    rk = rotate(k.expand(n, -1), n, base, style)  # (T, D)
+    return rq @ rk.T  # (T, T)
+
+
+class OffsetSpread(NamedTuple):
+    """How far <R_m q, R_n k> is from depending on m - n only, over all m, n < T."""
+
+    worst: float  # largest (max - min) of the scores along one diagonal m - n = delta
+    closed_form_gap: float  # largest |S[m, n] - complex_scores(q, k, m - n)|
+    scale: float  # RMS of the scores, for comparison
+    n_pairs: int  # how many (m, n) were compared: T * T
+    n_offsets: int  # how many distinct offsets: 2T - 1
+
+
+def diagonal_spread(scores) -> tuple[float, int]:
+    """The largest (max - min) along one diagonal m - n = delta of a (T, T) score matrix, and that
+    delta. 0 means the scores depend on m - n only (a Toeplitz matrix). Returns (float, int)."""
+    check.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    if scores.shape[0] != scores.shape[1] or scores.shape[0] == 0:
+        raise ValueError(f"scores must be a square (T, T) matrix, got shape {tuple(scores.shape)}.")
+    n = scores.shape[0]
+    offsets = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # (T, T): m - n
+    flat, index = scores.detach().to(F64).flatten(), (offsets + n - 1).flatten()  # 0 .. 2T-2
+    top = torch.full((2 * n - 1,), -math.inf, dtype=F64).scatter_reduce(0, index, flat, "amax")
+    low = torch.full((2 * n - 1,), math.inf, dtype=F64).scatter_reduce(0, index, flat, "amin")
+    spread = top - low  # (2T-1,)
+    return float(spread.max()), int(spread.argmax()) - (n - 1)
+
+
+def offset_spread(q, k, n_positions, base=10000.0, style="half") -> OffsetSpread:
+    """Measure the claim <R_m q, R_n k> = g(m - n) on every (m, n) in [0, T)^2 (float64)."""
+    scores = score_matrix(q, k, n_positions, base, style)  # (T, T)
+    n = scores.shape[0]
+    offsets = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # (T, T): m - n
+    closed = complex_scores(q, k, torch.arange(-(n - 1), n), base, style)  # (2T-1,)
+    return OffsetSpread(
+        worst=diagonal_spread(scores)[0],
+        closed_form_gap=float((scores - closed[offsets + n - 1]).abs().max()),
+        scale=float(scores.pow(2).mean().sqrt()),
+        n_pairs=n * n,
+        n_offsets=2 * n - 1,
+    )
+
+
+# -- the two layouts ------------------------------------------------------------------------------
+
+
+def layout_permutation(head_dim, source="interleaved", target="half") -> torch.Tensor:
+    """The order of dims that turns a ``source``-layout vector into a ``target``-layout one.
+
+    With p = layout_permutation(D, source, target): apply_rope(x[..., p], target style) equals
+    apply_rope(x, source style)[..., p]. interleaved -> half is (0, 2, 4, ..., 1, 3, 5, ...): the
+    first members of all pairs, then the second members; half -> interleaved is its inverse,
+    (0, D/2, 1, D/2 + 1, ...). Returns (D,) int64.
+    """
+    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    check.choice("source", source, STYLES)
+    check.choice("target", target, STYLES)
+    if source == target:
+        return torch.arange(d)
+    to_half = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))  # (D,)
+    return to_half if target == "half" else torch.argsort(to_half)
+
+
+def convert_projection(w, n_heads, source="interleaved", target="half") -> torch.Tensor:
+    """A query or key projection made for ``source``, rearranged to work with ``target``.
+
+    w: (D_in, H * head_dim), used as x @ w (nn.Linear's weight is w.T: permute its rows instead).
+    Each head's columns are permuted by ``layout_permutation``; the heads stay where they are.
+    This is transformers' ``PermuteForRope`` (Meta's complex layout -> rotate_half). Returns a new
+    tensor of w's shape and dtype.
+    """
+    check.float_tensor("w", w, min_rank=2, max_rank=2, shape_hint="(D_in, H * head_dim)")
+    h = check.positive_int("n_heads", n_heads)
+    if w.shape[1] % h:
+        raise ValueError(
+            f"w has {w.shape[1]} columns, which do not split into n_heads = {h} equal heads."
+        )
+    perm = layout_permutation(w.shape[1] // h, source, target)  # (head_dim,)
+    columns = (torch.arange(h)[:, None] * (w.shape[1] // h) + perm).flatten()  # (H * head_dim,)
+    return w[:, columns].clone()
+
+
+def attention_logits(x, w_q, w_k, style="half", base=10000.0) -> torch.Tensor:
+    """(R_m q_m) . (R_n k_n) / sqrt(D) for one head: x (T, D_in), w_q, w_k (D_in, D). (T, T) f64."""
+    check.float_tensor("x", x, min_rank=2, max_rank=2, shape_hint="(T, D_in)")
+    for name, w in (("w_q", w_q), ("w_k", w_k)):
+        check.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint="(D_in, head_dim)")
+        if w.shape != w_q.shape or w.shape[0] != x.shape[1]:
+            raise ValueError(
+                f"w_q {tuple(w_q.shape)} and w_k {tuple(w_k.shape)} must both be (D_in, head_dim) "
+                f"with D_in = {x.shape[1]}, the width of x."
+            )
+    x = x.detach().to(F64)
+    n = x.shape[0]
+    q = rotate(x @ w_q.detach().to(F64), n, base, style)  # (T, D)
+    k = rotate(x @ w_k.detach().to(F64), n, base, style)  # (T, D)
+    return q @ k.T / math.sqrt(q.shape[-1])  # (T, T)
+
+
+def error_by_offset(reference, other, edges=None) -> torch.Tensor:
+    """RMS(other - reference) / RMS(reference) over the logits of each distance m - n >= 0.
+
+    reference, other: (T, T) logits (query m, key n; the causal part n <= m is used). Without
+    ``edges``, one number per distance delta = 0 .. T-1: (T,). With ``edges`` (increasing ints
+    e_0 < e_1 < ... <= T), one number per band e_j <= delta < e_{j+1}: (len(edges) - 1,). float64.
+    """
+    check.float_tensor("reference", reference, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    check.float_tensor("other", other, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    if reference.shape != other.shape or reference.shape[0] != reference.shape[1]:
+        raise ValueError(
+            f"reference and other must be square and of one shape, got {tuple(reference.shape)} "
+            f"and {tuple(other.shape)}."
+        )
+    n = reference.shape[0]
+    if edges is None:
+        edges = list(range(n + 1))
+    edges = [check.whole_int("each edge", e) for e in edges]
+    if (
+        len(edges) < 2
+        or edges[0] < 0
+        or edges[-1] > n
+        or any(a >= b for a, b in zip(edges[:-1], edges[1:], strict=True))
+    ):
+        raise ValueError(
+            f"edges must be at least two increasing whole numbers from 0 to T = {n}, got {edges}."
+        )
+    ref = reference.detach().to(F64)
+    diff = other.detach().to(F64) - ref
+    ref_power = torch.stack([ref.diagonal(-d).pow(2).sum() for d in range(n)])  # (T,)
+    diff_power = torch.stack([diff.diagonal(-d).pow(2).sum() for d in range(n)])  # (T,)
+    out = torch.empty(len(edges) - 1, dtype=F64)
+    for j, (low, high) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
+        out[j] = (diff_power[low:high].sum() / ref_power[low:high].sum().clamp_min(1e-300)).sqrt()
+    return out
+
+
+# -- decay with distance ----------------------------------------------------------------------------
+
+
+def _distances(distances) -> torch.Tensor:
+    return _positions("distances", distances)
+
+
+def decay_bound(distances, head_dim, base=10000.0) -> torch.Tensor:
+    """RoFormer's relative upper bound (1 / (D/2)) sum_{j=1}^{D/2} |S_j| at each distance m - n.
+
+    Su et al. 2021, section 3.4.3, eqs. 35-37 (Figure 2 plots this quantity). With
+    S_j = sum_{i=0}^{j-1} exp(1j (m - n) theta_i), S_0 = 0, h_i = q_i conj(k_i) for the pairs
+    i = 0 .. D/2 - 1 and h_{D/2} = 0, Abel summation gives eq. 37:
+    |<R_m q, R_n k>| <= max_{i < D/2} |h_{i+1} - h_i| * sum_{j=1}^{D/2} |S_j|. (Without
+    h_{D/2} = 0 it fails: equal h_i would make the right side 0.) At distance 0 it is
+    (D/2 + 1) / 2. distances: (P,) or an int P. Returns (P,) float64.
+    """
+    delta = _distances(distances)  # (P,)
+    theta = _frequencies(head_dim, base)  # (D/2,)
+    out = torch.empty_like(delta)
+    for start in range(0, delta.shape[0], 4096):  # blocks: (4096, D/2) at a time
+        angles = delta[start : start + 4096, None] * theta  # (b, D/2)
+        real, imag = angles.cos().cumsum(-1), angles.sin().cumsum(-1)  # (b, D/2): S_1 .. S_{D/2}
+        out[start : start + 4096] = torch.hypot(real, imag).mean(-1)
+    return out
+
+
+def mean_score(distances, head_dim, base=10000.0, n_samples=2000, seed=0, style="half"):
+    """mean <R_m q, R_n q> / mean ||q||^2 over random q ~ N(0, I), measured at m - n = distance.
+
+    A query meeting its own key, ``distance`` tokens apart: 1 at distance 0. Its expected value is
+    the mean over pairs of cos(distance * theta_i). distances: (P,) or an int P. Returns (P,) f64.
+    """
+    delta = _distances(distances)  # (P,)
+    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    n = check.positive_int("n_samples", n_samples, maximum=100_000)
+    generator = torch.Generator().manual_seed(check.whole_int("seed", seed))
+    q = torch.randn(n, 1, d, generator=generator, dtype=F64)  # (N, 1, D)
+    cos, sin = rope_cos_sin(delta, _frequencies(d, base), style=style)  # (P, D) each
+    total = torch.zeros_like(delta)  # (P,)
+    for start in range(0, n, 256):  # 256 queries at a time: (256, P, D) in memory
+        chunk = q[start : start + 256]  # (b, 1, D): each query's key is itself, at position 0
+        rotated = apply_rope(chunk.expand(-1, delta.shape[0], -1), cos, sin, style)  # (b, P, D)
+        total += (rotated * chunk).sum(-1).sum(0)  # (P,)
+    return total / q.pow(2).sum()
+
+
+def mismatch_score(positions, inv_freq_q, inv_freq_k=None, scale_k=1.0, style="half"):
+    """<R_p q, R'_p q> / ||q||^2 for q = all ones: a query meeting its own key at the same position.
+
+    The query is rotated to position p with the frequencies ``inv_freq_q``; the key to position
+    ``scale_k * p`` with ``inv_freq_k`` (default: the same). Matched, it is exactly 1 at every p: the
+    offset is 0. Mismatched, it is the mean over pairs of cos(p theta_i - scale_k p theta'_i), a phase
+    error that grows with p until the pairs cancel. positions: (P,) or an int P; inv_freq_*: (D/2,)
+    from ``rope_inv_freq``. Returns (P,) float64.
+    """
+    pos = _positions("positions", positions)  # (P,)
+    inv_freq_k = inv_freq_q if inv_freq_k is None else inv_freq_k
+    for name, table in (("inv_freq_q", inv_freq_q), ("inv_freq_k", inv_freq_k)):
+        check.float_tensor(name, table, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+    if inv_freq_q.shape != inv_freq_k.shape or inv_freq_q.numel() == 0:
+        raise ValueError(
+            f"inv_freq_q {tuple(inv_freq_q.shape)} and inv_freq_k {tuple(inv_freq_k.shape)} must "
+            "hold one frequency per pair of the same head_dim."
+        )
+    scale = check.positive_float("scale_k", scale_k)
+    theta_q, theta_k = inv_freq_q.detach().to(F64), inv_freq_k.detach().to(F64)
+    u = torch.ones(pos.shape[0], 2 * theta_q.shape[0], dtype=F64)  # (P, D): equal pair lengths
+    rq = apply_rope(u, *rope_cos_sin(pos, theta_q, style=style), style)  # (P, D)
+    rk = apply_rope(u, *rope_cos_sin(pos * scale, theta_k, style=style), style)  # (P, D)
+    return (rq * rk).sum(-1) / u.shape[1]  # (P,)
+
+
+# -- partial rotary, and the yardstick's view ------------------------------------------------------
+
+
+def partial_rotate(x, positions, rotary_dim, base=10000.0) -> torch.Tensor:
+    """GPT-NeoX's partial rotary: the first ``rotary_dim`` dims rotated ("half" layout, frequencies
+    base ** (-2i / rotary_dim)), the rest passed through (Black et al. 2022, arXiv:2204.06745).
+
+    x: (..., T, D); rotary_dim even, 2 <= rotary_dim <= D. Returns (..., T, D) float64.
+    """
+    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    r = check.even_int("rotary_dim", rotary_dim, "RoPE rotates the dims in pairs.")
+    if r > x.shape[-1]:
+        raise ValueError(f"rotary_dim = {r} is more than x's {x.shape[-1]} dims.")
+    x = x.detach().to(F64)
+    return torch.cat((rotate(x[..., :r], positions, base, "half"), x[..., r:]), dim=-1)
+
+
+def rotated_copies(u, n_positions, base=10000.0, style="interleaved") -> torch.Tensor:
+    """Row t is R_t u: one fixed vector rotated to every position t < T. (T, D) float64.
+
+    Read as a table of "position vectors", it is what ``report.position_report`` can score; for
+    u = (0, 1, 0, 1, ...) in the interleaved layout it is chapter 3's sinusoidal table with every
+    sine column negated.
+    """
+    u = _vector("u", u)
+    n = check.positive_int("n_positions", n_positions, maximum=1_000_000)
+    return rotate(u.expand(n, -1), n, base, style)
+
+
+# -- the dashboard's computation --------------------------------------------------------------------
+
+
+def random_query_key(head_dim, seed=0) -> tuple[torch.Tensor, torch.Tensor]:
+    """A query and a key drawn from N(0, I) with a fixed seed. Two (D,) float64 tensors."""
+    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    generator = torch.Generator().manual_seed(check.whole_int("seed", seed))
+    q, k = torch.randn(2, d, generator=generator, dtype=F64)
+    return q, k
+
+
+def score_bound(q, k, style="half") -> float:
+    """sum_i |q_i| |k_i| over pairs (as complex numbers): no offset's score can exceed it."""
+    q = _vector("q", q)
+    k = _vector("k", k, q.shape[0])
+    return float((as_complex(q, style).abs() * as_complex(k, style).abs()).sum())
+
+
+class RotationView(NamedTuple):
+    """One (m, n, base, pair) of the RoPE dashboard."""
+
+    m: int
+    n: int
+    pair: int
+    theta: float  # the pair's frequency, radians per position
+    q_pair: torch.Tensor  # (2,): the pair of R_m q, scaled to length 1
+    k_pair: torch.Tensor  # (2,): the pair of R_n k, scaled to length 1
+    score: float  # <R_m q, R_n k>, computed by rotating
+    offsets: torch.Tensor  # (P,): m - n from -max_offset to max_offset
+    curve: torch.Tensor  # (P,): the score at each offset
+    pair_curve: torch.Tensor  # (P,): the chosen pair's share of it
+
+
+def rotation_view(q, k, m, n, base=10000.0, pair=0, max_offset=255, style="half") -> RotationView:
+    """Rotate q to position m and k to n; the score, and the score against m - n for the figure."""
+    q = _vector("q", q)
+    k = _vector("k", k, q.shape[0])
+    m = check.whole_int("m", m)
+    n = check.whole_int("n", n)
+    if m < 0 or n < 0:
+        raise ValueError(f"positions m and n must be 0 or more, got m = {m}, n = {n}.")
+    half = q.shape[0] // 2
+    pair = check.whole_int("pair", pair)
+    if not 0 <= pair < half:
+        raise ValueError(f"pair must be in 0..{half - 1} (head_dim / 2 pairs), got {pair}.")
+    span = check.positive_int("max_offset", max_offset, maximum=100_000)
+    theta = _frequencies(q.shape[0], base)  # (D/2,)
+    cos, sin = rope_cos_sin(torch.tensor([float(m), float(n)], dtype=F64), theta, style=style)
+    rq = apply_rope(q[None], cos[:1], sin[:1], style)[0]  # (D,)
+    rk = apply_rope(k[None], cos[1:], sin[1:], style)[0]  # (D,)
+    zq, zk = as_complex(rq, style)[pair], as_complex(rk, style)[pair]
+    offsets = torch.arange(-span, span + 1, dtype=F64)  # (P,)
+    phase = torch.polar(torch.ones(offsets.shape[0], half, dtype=F64), offsets[:, None] * theta)
+    terms = (as_complex(q, style) * as_complex(k, style).conj() * phase).real  # (P, D/2)
+    return RotationView(
+        m=m,
+        n=n,
+        pair=pair,
+        theta=float(theta[pair]),
+        q_pair=torch.stack((zq.real, zq.imag)) / max(float(zq.abs()), 1e-300),
+        k_pair=torch.stack((zk.real, zk.imag)) / max(float(zk.abs()), 1e-300),
+        score=float(rq @ rk),
+        offsets=offsets,
+        curve=terms.sum(-1),
+        pair_curve=terms[:, pair],
+    )

@@ -1,0 +1,231 @@
+"""Chapter 2's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import answer_functions
+
+from posenc_lib import binary_encoding
+from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks.ch02 import QUESTIONS, q1, q2, q3
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "02_naive_encodings.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "02_naive_encodings.ipynb")
+
+
+def _bits(n, b, shift=0, msb_first=False, bit_offset=0):
+    """Bits of t + shift, column j = bit j + bit_offset, as a float (n, b) table."""
+    t = torch.arange(n)[:, None] + shift  # (n, 1)
+    j = torch.arange(b)[None, :] + bit_offset  # (1, b)
+    table = ((t >> j) & 1).float()
+    return table.flip(-1) if msb_first else table
+
+
+def _steps(table, norm=2):
+    diff = table[1:] - table[:-1]  # (T-1, D)
+    if norm == "hamming":
+        return (diff != 0).sum(-1).float()
+    return diff.norm(p=norm, dim=-1)
+
+
+def _ratio(steps):
+    return float(steps.max() / steps.min())
+
+
+def _gaps(i, j, lengths, divide=lambda n: n - 1):
+    n = torch.tensor(lengths, dtype=torch.float32)
+    return abs(i - j) / divide(n)
+
+
+WRONG = {
+    "q1": [
+        (lambda n, b: _bits(n, b, msb_first=True), "reverse order"),
+        (lambda n, b: _bits(n, b, shift=1), "bits of t + 1"),
+        (lambda n, b: _bits(n, b, shift=1, msb_first=True), "t + 1, and the bits are most"),
+        (lambda n, b: _bits(n, b).bool(), "True/False"),
+        (lambda n, b: _bits(n, b).long(), "whole numbers"),
+        (lambda n, b: 2 * _bits(n, b) - 1, "-1 and +1"),
+        (lambda n, b: _bits(n, max(1, (n - 1).bit_length())), "only as many bits"),
+        (lambda n, b: _bits(n, b + 1), "has 4 columns; it should have n_bits = 3"),
+        (lambda n, b: _bits(n, b).T, "one row per bit"),
+        (lambda n, b: _bits(n, b, bit_offset=1), "bit j + 1"),
+        (lambda n, b: 1 - _bits(n, b), "inverted"),
+        (lambda n, b: _bits(n, b).numpy(), "NumPy"),
+        (lambda n, b: _bits(n, b).tolist(), "torch tensor"),
+        (lambda n, b: 2 * _bits(n, b), "0.0 or 1.0"),
+        (lambda n, b: _bits(n, b).roll(1, 0), "not the binary digits"),
+        (lambda n, b: (torch.arange(n)[:, None] & 2 ** torch.arange(b)).float(), "place value"),
+    ],
+    "q2": [
+        (lambda table: _ratio(_steps(table, "hamming")), "Hamming"),
+        (lambda table: _ratio(_steps(table) ** 2), "squared"),
+        (lambda table: _ratio(_steps(table, 1)), "(L1)"),
+        (lambda table: 1 / _ratio(_steps(table)), "upside down"),
+        (lambda table: float(_steps(table).max() - _steps(table).min()), "subtract"),
+        (lambda table: _ratio(_steps(table)[:-1]), "left out the last pair"),
+        (lambda table: _ratio(_steps(table)[1:]), "left out the first pair"),
+        (lambda table: _ratio(_steps(torch.cat([table, table[:1]]))), "back to the first"),
+        (lambda table: _ratio(_steps(table.T)), "between columns"),
+        (lambda table: float(_steps(table).max() / _steps(table).mean()), "mean step"),
+        (lambda table: _ratio(torch.pdist(table)), "all pairs"),
+        (lambda table: _ratio((table[1:] - table[:-1]).norm(dim=0)), "norm over positions (dim=0)"),
+        (lambda table: _ratio((table[1:] - table[:-1]).norm()), "whole (T-1, D) difference matrix"),
+        (lambda table: 1.0, "pass dim=-1"),
+        (lambda table: _steps(table), "T - 1 step lengths"),
+        (lambda table: (_steps(table).max(), _steps(table).min()), "should be a number"),
+        (lambda table: 1.01 * _ratio(_steps(table)), "differs from the longest"),
+        (lambda table: 0.5, "cannot be below 1"),
+    ],
+    "q3": [
+        (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n), "divide by T;"),
+        (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n + 1), "divide by T + 1"),
+        (lambda i, j, lengths: (j - i) / (torch.tensor(lengths) - 1.0), "absolute value"),
+        (lambda i, j, lengths: _gaps(i, j, lengths, torch.ones_like), "did not normalize"),
+        (lambda i, j, lengths: j / (torch.tensor(lengths) - 1.0), "token j alone"),
+        (lambda i, j, lengths: i / (torch.tensor(lengths) - 1.0), "token i alone"),
+        (lambda i, j, lengths: 1 / _gaps(i, j, lengths), "upside down"),
+        (lambda i, j, lengths: abs(i - j) // (torch.tensor(lengths) - 1), "whole numbers"),
+        (lambda i, j, lengths: _gaps(i, j, lengths[:1]).expand(len(lengths)), "same for every"),
+        (lambda i, j, lengths: float(_gaps(i, j, lengths)[0]), "not a single number"),
+        (lambda i, j, lengths: _gaps(i, j, lengths).tolist(), "torch tensor"),
+        (lambda i, j, lengths: _gaps(i, j, lengths).numpy(), "NumPy"),
+        (lambda i, j, lengths: _gaps(i, j, lengths)[None], "shape"),
+        (lambda i, j, lengths: -2 * _gaps(i, j, lengths), "cannot be negative"),
+        (lambda i, j, lengths: 1.01 * _gaps(i, j, lengths), "differ from the difference between"),
+        (
+            lambda i, j, lengths: _gaps(i, j, lengths).half(),
+            "torch.float16, which keeps only about 3",
+        ),
+        (lambda i, j, lengths: _gaps(i, j, lengths).bfloat16(), "torch.bfloat16"),
+        (lambda i, j, lengths: (abs(i - j) + 1) / (torch.tensor(lengths) - 1.0), "both ends"),
+        (lambda i, j, lengths: abs(i - j) / torch.tensor(lengths) - 1, "in parentheses"),
+        (lambda i, j, lengths: (abs(i - j) / (n - 1) for n in lengths), "or a generator"),
+        (lambda i, j, lengths: [abs(i - j) / (n - 1) for n in lengths], "a Python list"),
+    ],
+}
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
+    fn = SOLUTIONS[question.function]
+    for seed in range(6):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_exercise_stubs_are_not_attempted(question, capsys):
+    verdict = question.check(STUBS[question.function])
+    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
+
+
+@pytest.mark.parametrize(
+    "name, index",
+    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
+)
+def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
+    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and verdict.points == 0
+    assert fragment in verdict.message, verdict.message
+    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_known_wrong_answers_also_fail_on_hidden_inputs(question):
+    for fn, _ in WRONG[question.name]:
+        for seed in (1, 2):
+            cases = question.cases(seed)
+            assert question.judge(cases, question.run(fn, cases)).status == FAIL
+
+
+def test_every_question_has_at_least_three_known_wrong_answers():
+    assert set(WRONG) == {q.name for q in QUESTIONS}
+    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
+    assert q1.points + q2.points + q3.points == 8
+
+
+def _hang(*args):
+    while True:
+        pass
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda *a: None, "returned None"),
+        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
+        (lambda *a: float("nan"), ""),
+        (lambda *a: object(), ""),
+        (lambda *a: iter(range(10**9)), ""),
+        (_hang, "did not finish within"),
+    ],
+    ids=["none", "raises", "nan", "object", "endless", "hangs"],
+)
+def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
+    monkeypatch.setattr(question, "timeout", 0.2)
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_hidden_inputs_are_new_and_longer_than_the_public_ones():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+    assert min(c.args[0] for c in q1.cases(3)) > max(c.args[0] for c in q1.cases(0))
+    assert len(q2.cases(3)[0].args[0]) > len(q2.cases(0)[0].args[0])
+    assert min(min(c.args[2]) for c in q3.cases(3)) > 2
+
+
+def test_the_random_walk_tells_every_unevenness_mistake_apart():
+    # On the first (random-walk) table, each usual mistake gives its own value, so the sentence
+    # that comes back names the mistake made, not a look-alike (on 0/1 tables, Hamming, squared
+    # and L1 steps coincide).
+    for seed in range(6):
+        table = q2.cases(seed)[0].args[0]
+        values = [_ratio(_steps(table))] + [
+            f(table) for f, _ in WRONG["q2"][:13] if isinstance(f(table), float)
+        ]
+        assert len({round(v, 4) for v in values}) == len(values), seed
+
+
+def test_checks_never_show_the_answer(capsys):
+    verdict = q1.check(lambda n, b: _bits(n, b, msb_first=True))
+    assert "[0., 1., 1.]" not in verdict.message and "tensor" not in verdict.message
+    verdict = q3.check(lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n))
+    assert "0.25" not in verdict.message
+    # Neither a fallback sentence nor any q3 message gives the formula asked for.
+    verdict = q1.check(lambda n, b: _bits(n, b).roll(1, 0))
+    assert ">> j" not in verdict.message and "% 2" not in verdict.message
+    for fn, _ in WRONG["q3"]:
+        assert "|i - j| / (T - 1)" not in q3.evaluate(fn).message
+
+
+def test_the_first_public_gap_case_tells_the_look_alike_mistakes_apart():
+    # A count of |i - j| + 1 tokens must not pass for the code of token i or j alone.
+    i, j, _ = q3.cases(0)[0].args
+    assert len({i, j, abs(i - j), abs(i - j) + 1}) == 4
+    for seed in range(1, 6):
+        for case in q3.cases(seed):
+            i, j, _ = case.args
+            assert len({i, j, abs(i - j), abs(i - j) + 1}) == 4, (seed, case.describe)
+
+
+def test_the_random_walk_has_steps_that_move_different_numbers_of_coordinates():
+    # Otherwise a Hamming count gives a ratio of exactly 1, the same as one .norm() over everything.
+    for seed in range(6):
+        table = q2.cases(seed)[0].args[0]
+        assert _ratio(_steps(table, "hamming")) > 1.2, seed
+
+
+def test_binary_reference_is_the_library_table():
+    assert torch.equal(_bits(10, 5), binary_encoding(10, 5))

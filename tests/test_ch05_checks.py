@@ -1,0 +1,275 @@
+"""Chapter 5's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import answer_functions
+
+from posenc_lib import alibi_bias, alibi_slopes
+from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks.ch05 import QUESTIONS, _beyond, _bias, q1, q2, q3, q4
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "05_alibi.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "05_alibi.ipynb")
+
+
+def _ladder(n):
+    return [2 ** (-8 * h / n) for h in range(1, n + 1)]
+
+
+def _low(n):
+    return 2 ** math.floor(math.log2(n))
+
+
+def _right(n):
+    low = _low(n)
+    return _ladder(low) + _ladder(2 * low)[0::2][: n - low]
+
+
+def _built(slopes, n, flip=False, mask="future", diagonal_distance=0, fill=-math.inf):
+    """A causal bias with one thing changed: the sign, the masked side, the distance, the fill."""
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    sign = 1.0 if flip else -1.0
+    bias = sign * slopes[:, None, None] * (i - j + diagonal_distance).to(slopes.dtype)
+    where = {"future": j > i, "diagonal too": j >= i, "past": j < i, "none": None}[mask]
+    return bias if where is None else bias.masked_fill(where, fill)
+
+
+def _share(m, n, far, rule):
+    d = torch.arange(n, dtype=torch.float64)
+    weights = torch.softmax(-m * d, 0)
+    return float(weights[rule(d, far)].sum())
+
+
+WRONG = {
+    "q1": [
+        (lambda h: _ladder(h), "not a power of two"),
+        (lambda h: _right(h)[::-1], "gentlest to the steepest"),
+        (lambda h: [2 ** (-8 * k / h) for k in range(h)], "h starts at 0"),
+        (lambda h: [2.0**-k for k in range(1, h + 1)], "2 ** -h"),
+        (lambda h: _ladder(2 * _low(h))[:h] if h != _low(h) else _right(h), "cut the ladder"),
+        (lambda h: sorted(_right(h), reverse=True), "in the wrong order"),
+        (lambda h: _ladder(_low(h)) + _ladder(2 * _low(h))[1::2][: h - _low(h)], "repeat slopes"),
+        (lambda h: [-s for s in _right(h)], "positive numbers"),
+        (lambda h: [2 ** (8 * k / h) for k in range(1, h + 1)], "below 1"),
+        (lambda h: _ladder(2 ** math.ceil(math.log2(h))), "the ladder for 16 heads"),
+        (lambda h: _ladder(_low(h)), "only the 8 slopes"),
+        (lambda h: torch.tensor(_right(h))[:, None], "one flat list"),
+        (lambda h: [str(s) for s in _right(h)], "plain numbers"),
+        (lambda h: [s * 1.01 for s in _right(h)], "not the paper's slopes"),
+        (lambda h: iter(lambda: 0.5, None), "endless iterator"),
+        (lambda h: torch.tensor(_right(h), dtype=torch.float16), "too few digits"),
+        (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16), "too few digits"),
+        (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16).tolist(), "too few digits"),
+    ],
+    "q2": [
+        (lambda s, n: _built(s, n, flip=True), "sign is flipped"),
+        (lambda s, n: (s[:, None, None] * torch.arange(n)).expand(-1, n, -1).masked_fill(torch.ones(n, n).triu(1).bool(), -math.inf), "form of the paper's own code"),
+        (lambda s, n: (s[:, None, None] * (torch.arange(n) - n + 1)).expand(-1, n, -1).masked_fill(torch.ones(n, n).triu(1).bool(), -math.inf), "MPT's form"),
+        (lambda s, n: _built(s.flip(0), n), "reverse order"),
+        (lambda s, n: _built(torch.ones_like(s), n), "every head has the same bias"),
+        (lambda s, n: _built(s, n, diagonal_distance=1), "diagonal should be 0"),
+        (lambda s, n: -s[:, None, None] * (torch.arange(n)[:, None] - torch.arange(n)).abs(), "symmetric"),
+        (lambda s, n: _built(s, n, mask="none"), "looking into the future"),
+        (lambda s, n: _built(s, n, fill=0.0), "not 0"),
+        (lambda s, n: _built(s, n, mask="diagonal too"), "masked the diagonal"),
+        (lambda s, n: _built(s, n, mask="past"), "masked the past"),
+        (lambda s, n: _built(s, n, mask="none") + (torch.arange(n) > torch.arange(n)[:, None]) * -math.inf, "NaN"),  # 0 * inf
+        (lambda s, n: _built(s, n)[0], "one (T, T) matrix"),
+        (lambda s, n: _built(s, n).permute(1, 2, 0), "heads last"),
+        (lambda s, n: _built(s, n).long(), "should hold floats"),
+        (lambda s, n: _built(s, n).tolist(), "torch tensor"),
+        (lambda s, n: _built(s, n, fill=math.inf), "+inf"),
+        (lambda s, n: _built(s, n) * 1.1, "not -m (i - j)"),
+        (lambda s, n: _built(s, n, mask="none").masked_fill(torch.ones(n, n).triu(2).bool(), -math.inf), "exactly the keys after"),  # sees one key ahead
+    ],
+    "q3": [
+        (lambda s, f: math.log10(f) / s, "log base 10"),
+        (lambda s, f: math.log2(f) / s, "log base 2"),
+        (lambda s, f: f / s, "exponentially"),
+        (lambda s, f: math.log(f) * s, "divide by m"),
+        (lambda s, f: 1 / s, "factor e"),
+        (lambda s, f: -math.log(f) / s, "a distance is positive"),
+        (lambda s, f: (math.log(f) / s).ceil(), "rounded up"),
+        (lambda s, f: (math.log(f) / s).floor(), "rounded down"),
+        (lambda s, f: math.log(f) / s[:-1], "one window per head"),
+        (lambda s, f: (math.log(f) / s) * 1.02, "not the distances"),
+        (lambda s, f: float(math.log(f) / s[0]), "torch tensor"),
+    ],
+    "q4": [
+        (lambda m, n, far: _share(m, n, far, lambda d, f: d >= f), "exactly `distance`"),
+        (lambda m, n, far: _beyond(m, n, far, "not normalised"), "divide by the sum"),
+        (lambda m, n, far: _beyond(m, n, far, "flipped"), "penalised, not rewarded"),
+        (lambda m, n, far: (n - 1 - far) / n, "left out the bias"),
+        (lambda m, n, far: _share(m, n, far, lambda d, f: d <= f), "within `distance`"),
+        (lambda m, n, far: math.exp(-m * (far + 1)), "endless row of keys"),
+        (lambda m, n, far: _beyond(m, n, far, "n + 1 keys"), "one too many"),
+        (lambda m, n, far: _share(m, n - 1, far, lambda d, f: d > f), "one too few"),
+        (lambda m, n, far: _beyond(m, n, far, "base 2"), "not 2"),
+        (lambda m, n, far: _beyond(m, n, far, "base 10"), "not 10"),
+        (lambda m, n, far: 100 * _share(m, n, far, lambda d, f: d > f), "percentage"),
+        (lambda m, n, far: 1.5, "between 0 and 1"),
+        (lambda m, n, far: 0.3, "differs from the weight"),
+        (lambda m, n, far: torch.softmax(-m * torch.arange(n, dtype=torch.float64), 0), "add up the weights"),
+    ],
+}  # fmt: skip
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
+    fn = SOLUTIONS[question.function]
+    for seed in range(6):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_exercise_stubs_are_not_attempted(question, capsys):
+    verdict = question.check(STUBS[question.function])
+    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
+
+
+@pytest.mark.parametrize(
+    "name, index",
+    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
+)
+def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
+    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and verdict.points == 0
+    assert fragment in verdict.message, verdict.message
+    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+
+
+def test_every_question_has_at_least_three_known_wrong_answers():
+    assert set(WRONG) == {q.name for q in QUESTIONS}
+    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
+    assert sum(q.points for q in QUESTIONS) == 10
+
+
+def _hang(*args):
+    while True:
+        pass
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda *a: None, "returned None"),
+        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
+        (lambda *a: float("nan"), ""),
+        (lambda *a: object(), ""),
+        (_hang, "did not finish within"),
+    ],
+    ids=["none", "raises", "nan", "object", "hangs"],
+)
+def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
+    monkeypatch.setattr(question, "timeout", 0.2)
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_hidden_inputs_differ_from_the_public_ones_and_are_larger():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+    assert min(c.args[0] for c in q1.cases(3)) > max(c.args[0] for c in q1.cases(0))
+    assert min(c.args[1] for c in q4.cases(3)) >= 20
+
+
+def test_cases_are_the_same_in_every_process_that_asks():
+    # A grader calls cases(seed) in the child and in the parent: they must agree.
+    for question in QUESTIONS:
+        for seed in (0, 7):
+            first, second = question.cases(seed), question.cases(seed)
+            assert [c.describe for c in first] == [c.describe for c in second]
+
+
+def test_the_judges_reference_bias_is_the_librarys():
+    for heads, n in ((1, 1), (3, 6), (8, 9), (12, 5)):
+        want = _bias(alibi_slopes(heads), n).float()
+        assert torch.equal(want, alibi_bias(heads, n))
+
+
+def test_a_large_negative_stand_in_for_minus_infinity_is_accepted(capsys):
+    assert q2.check(lambda s, n: _built(s, n, fill=-1e9)).status == PASS
+    assert q2.check(lambda s, n: _built(s, n, fill=torch.finfo(torch.float32).min)).status == PASS
+    assert q2.check(lambda s, n: _built(s, n).numpy()).status == PASS  # a NumPy array is fine
+
+
+def test_own_slopes_pass_in_public_but_are_named_on_hidden_inputs():
+    def own_slopes(slopes, n):
+        return _built(alibi_slopes(slopes.numel()), n)
+
+    cases = q2.cases(1)
+    verdict = q2.judge(cases, q2.run(own_slopes, cases))
+    assert verdict.status == FAIL and "use the `slopes` you are given" in verdict.message
+
+
+def test_lists_and_tensors_both_pass_for_the_slopes(capsys):
+    assert q1.check(lambda h: torch.tensor(_right(h))).status == PASS
+    assert q1.check(lambda h: tuple(_right(h))).status == PASS
+    assert q3.check(lambda s, f: [math.log(f) / m for m in s.tolist()]).status == PASS
+
+
+def test_checks_never_show_the_answer(capsys):
+    # The 12-head slopes are never printed, only the rule.
+    for fn, _ in WRONG["q1"]:
+        message = q1.check(fn).message
+        assert "0.707" not in message and "0.3535" not in message
+    message = q4.check(lambda m, n, far: 0.3).message
+    assert f"{_beyond(0.5, 16, 4):.3f}" not in message
+
+
+def test_half_precision_slopes_were_rejected_as_wrong_and_are_now_named(capsys):
+    # Right slopes in float16 were "not the paper's slopes"; now the message names the rounding,
+    # while float32 still passes.
+    message = q1.check(lambda h: torch.tensor(_right(h), dtype=torch.float16)).message
+    assert "not the paper's slopes" not in message and "float32 or float64" in message
+    assert q1.check(lambda h: torch.tensor(_right(h), dtype=torch.float32)).status == PASS
+
+
+def test_the_mpt_form_is_named_not_answered_with_the_generic_sentence(capsys):
+    def mpt(s, n):
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        return (s[:, None, None] * (j - n + 1)).masked_fill(j > i, -math.inf)  # (H, T, T)
+
+    message = q2.check(mpt).message
+    assert "MPT's form" in message and "are not -m (i - j)" not in message
+
+
+def test_the_window_hint_names_a_log_that_takes_a_python_float():
+    assert "math.log(factor)" in q3.hints[1]
+    with pytest.raises(TypeError):
+        torch.log(10.0)  # the hint's old "or torch.log" would fail on the float `factor`
+
+
+def test_the_public_far_case_uses_the_largest_distance_a_128_token_model_saw():
+    assert (2.0**-8, 1024, 127) in [c.args for c in q4.cases(0)]
+
+
+@pytest.mark.parametrize("seed", range(1, 21))
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda m, n, far: math.exp(-m * (far + 1)),  # the tail of an endless row of keys
+        lambda m, n, far: _beyond(m, n, far, "n + 1 keys"),
+        lambda m, n, far: _share(m, n - 1, far, lambda d, f: d > f),  # one key too few
+    ],
+    ids=["infinite", "n + 1 keys", "n - 1 keys"],
+)
+def test_the_hidden_far_cases_alone_catch_the_wrong_number_of_keys(seed, wrong):
+    # These passed the hidden cases on 37 (endless tail) and 55 (one key more or less) of 100
+    # seeds; a flat head whose sequence ends just past `distance` now catches them on every seed.
+    cases = q4.cases(seed)
+    assert q4.judge(cases, q4.run(wrong, cases)).status == FAIL

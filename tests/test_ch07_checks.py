@@ -1,0 +1,225 @@
+"""Chapter 7's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import answer_functions
+
+from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks.ch07 import QUESTIONS, q1, q2, q3, q4
+from posenc_lib.extrapolation_demo import score_excess
+from posenc_lib.scaling_demo import yarn_ramp, yarn_temperature
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "07_extrapolation.ipynb")
+F64 = torch.float64
+
+
+def _theta(d, base, power=2.0):
+    return base ** (-power * torch.arange(d // 2, dtype=F64) / d)
+
+
+def _pairs(d, base, length, circle=2 * math.pi, limit=-1, power=2.0):
+    return [
+        i for i, w in enumerate((circle / _theta(d, base, power)).tolist()) if w <= length + limit
+    ]
+
+
+def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, truncate=True,
+          two_pi=True, swap=False, turns=False):  # fmt: skip
+    if swap:
+        fast, slow = slow, fast
+    if turns:  # the paper's eq. 18, linear in r = L theta / (2 pi)
+        r = length * _theta(d, base) / (2 * math.pi)
+        ramp = ((r - slow) / (fast - slow)).clamp(0, 1)
+    else:
+        circle = 2 * math.pi if two_pi else 1.0
+
+        def index(n):
+            return d * math.log(length / (n * circle)) / (2 * math.log(base))
+
+        low, high = index(fast), index(slow)
+        if truncate:
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        high += 0.001 if low == high else 0
+        ramp = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
+    ramp = 1 - ramp if reverse else ramp
+    return ramp, yarn_temperature(s) if temp is None else temp(s)
+
+
+def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", heads="any"):
+    seen, new = curves[..., : length + offset], curves[..., length + offset :]
+    above = (new.amax(-1) - seen.amax(-1)).clamp(min=0)
+    below = (seen.amin(-1) - new.amin(-1)).clamp(min=0)
+    excess = {"both": torch.maximum(above, below), "above": above, "below": below}[side]
+    if divide == "size":
+        excess = excess / curves.abs().amax(-1).clamp(min=1e-300)
+    elif divide == "seen":
+        excess = excess / (seen.amax(-1) - seen.amin(-1)).clamp(min=1e-300)
+    flags = (excess > tol).any(0) if heads == "any" else (excess > tol).all(0)
+    return [int(i) for i in torch.nonzero(flags).flatten()]
+
+
+def _right_pairs(curves, length, tol):
+    return _excess_pairs(curves, length, tol)
+
+
+WRONG = {
+    "q1": [
+        (lambda b, s, d: b * s, "exponent D / (D - 2)"),
+        (lambda b, s, d: b * s ** ((d - 2) / d), "upside down"),
+        (lambda b, s, d: s ** (d / (d - 2)), "return the new base itself"),
+        (lambda b, s, d: b / s ** (d / (d - 2)), "divided the base"),
+        (lambda b, s, d: b * s ** ((d / 2) / (d / 2 - 2)), "number of pairs"),
+        (lambda b, s, d: b ** (d / (d - 2)) * s, "belongs on s"),
+        (lambda b, s, d: torch.tensor([b * s, b]), "one number"),
+        (lambda b, s, d: b * s ** (d / (d - 2)) * 1.01, "lowest pair's frequency falls"),
+        (lambda b, s, d: str(b * s ** (d / (d - 2))), "should be a number"),
+    ],
+    "q2": [
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, reverse=True), "reversed"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, swap=True), "swapped beta_fast"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, turns=True), "linear in the number of turns"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, truncate=False), "not rounded"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, two_pi=False), "leaving out the 2 pi"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=math.log), "is ln(s)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log(s)), "add 1"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: (0.1 * math.log(s) + 1) ** 2), "logits end up"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 1 / (0.1 * math.log(s) + 1)), "inverse"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log2(s) + 1), "log base 2"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[0], "Return two things"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[::-1], "(temperature, ramp)"),
+        (lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].repeat(2), 1.0), "one per pair"),
+        (lambda d, b, n, s, f, w: (yarn_ramp(d, b, n, f, w), yarn_temperature(s), 0), "exactly two"),
+    ],
+    "q3": [
+        (lambda d, b, n: _pairs(d, b, n, limit=0), "off by one"),
+        (lambda d, b, n: [i for i in range(d // 2) if i not in _pairs(d, b, n)], "do *not* turn"),
+        (lambda d, b, n: _pairs(d, b, n, circle=1.0), "1 / theta_i"),
+        (lambda d, b, n: _pairs(d, b, n, power=1.0), "base ** (-i / D)"),
+        (lambda d, b, n: [i + 1 for i in _pairs(d, b, n)], "start at 1"),
+        (lambda d, b, n: sorted(_pairs(d, b, n) + [i + d // 2 for i in _pairs(d, b, n)]), "listed dims (i and i + D/2)"),
+        (lambda d, b, n: len(_pairs(d, b, n)), "not one number"),
+        (lambda d, b, n: [i in _pairs(d, b, n) for i in range(d // 2)], "True/False mask"),
+        (lambda d, b, n: [i for i, t in enumerate(_theta(d, b).tolist()) if t <= n - 1], "compared the frequency"),
+        (lambda d, b, n: _pairs(d, b, n) + _pairs(d, b, n)[:1], "appear twice"),
+        (lambda d, b, n: [float(i) for i in _pairs(d, b, n)] or [0.5], "plain int"),
+    ],
+    "q4": [
+        (lambda c, n, t: _excess_pairs(c, n, t, offset=1), "off by one"),
+        (lambda c, n, t: _excess_pairs(c, n, t, side="above"), "only for new highs"),
+        (lambda c, n, t: _excess_pairs(c, n, t, side="below"), "only for new lows"),
+        (lambda c, n, t: _excess_pairs(c, n, t, divide=None), "compared the excess itself"),
+        (lambda c, n, t: _excess_pairs(c, n, t, divide="seen"), "range seen in training"),
+        (lambda c, n, t: _excess_pairs(c, n, t, heads="all"), "every head"),
+        (lambda c, n, t: [i for i in range(c.shape[1]) if i not in _right_pairs(c, n, t)], "stay inside"),
+        (lambda c, n, t: [int(h) for h in torch.nonzero((score_excess(c, n) > t).any(1)).flatten()], "heads"),
+        (lambda c, n, t: (score_excess(c, n) > t).any(0), "True/False mask"),
+        (lambda c, n, t: len(_right_pairs(c, n, t)), "not one number"),
+    ],
+}  # fmt: skip
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
+    fn = SOLUTIONS[question.function]
+    for seed in range(6):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_exercise_stubs_are_not_attempted(question, capsys):
+    verdict = question.check(STUBS[question.function])
+    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
+
+
+@pytest.mark.parametrize(
+    "name, index",
+    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
+)
+def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
+    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and verdict.points == 0
+    assert fragment in verdict.message, verdict.message
+    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_known_wrong_answers_also_fail_on_a_graders_hidden_inputs(name):
+    question = BY_NAME[name]
+    for fn, _ in WRONG[name]:
+        for seed in (1, 2, 3):
+            cases = question.cases(seed)
+            assert question.judge(cases, question.run(fn, cases)).status == FAIL
+
+
+def test_every_question_has_at_least_three_known_wrong_answers():
+    assert set(WRONG) == {q.name for q in QUESTIONS}
+    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
+    assert sum(q.points for q in QUESTIONS) == 10
+
+
+def _hang(*args):
+    while True:
+        pass
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+@pytest.mark.parametrize(
+    "fn, fragment",
+    [
+        (lambda *a: None, "returned None"),
+        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
+        (lambda *a: float("nan"), ""),
+        (lambda *a: object(), ""),
+        (_hang, "did not finish within"),
+    ],
+    ids=["none", "raises", "nan", "object", "hangs"],
+)
+def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
+    monkeypatch.setattr(question, "timeout", 0.2)
+    verdict = question.check(fn)
+    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
+    assert "Traceback" not in capsys.readouterr().out
+
+
+def test_hidden_inputs_share_no_case_with_the_public_ones():
+    hand_made = {q4.cases(0)[-1].describe}  # q4's edge case is the same for everyone
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)} - hand_made
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+
+
+def test_the_public_cases_hold_the_edges_the_mistakes_need():
+    # q3: L = 63 sits between L - 1 = 62 and pair 4's wavelength 62.8: the off-by-one shows.
+    assert q3.cases(0)[1].args == (32, 10000.0, 63)
+    # q4's hand-made case: pair 1 leaves its range only at distance L, pair 4 in one head only.
+    curves, length, tol = q4.cases(0)[-1].args
+    assert _right_pairs(curves, length, tol) == [1, 2, 4]
+    assert _excess_pairs(curves, length, tol, offset=1) == [2, 4]
+    assert _excess_pairs(curves, length, tol, heads="all") == [1, 2]
+
+
+def test_checks_never_show_the_answer(capsys):
+    verdict = q3.check(lambda d, b, n: [])
+    assert "[0, 1" not in verdict.message and "0, 1, 2" not in verdict.message
+    verdict = q1.check(lambda b, s, d: 1.0)
+    assert "43872" not in verdict.message
+
+
+def test_the_first_yarn_case_is_the_chapters_model_and_its_ramp_spans_five_pairs():
+    d, base, length, s, fast, slow = q2.cases(0)[0].args
+    assert (d, base, length) == (32, 10000.0, 64)  # head_dim, base and L of the RoPE model
+    ramp = yarn_ramp(d, base, length, fast, slow)
+    assert torch.allclose(ramp[:6], torch.tensor([1.0, 0.8, 0.6, 0.4, 0.2, 0.0], dtype=F64))

@@ -1,0 +1,124 @@
+"""Chapter 7's measurements on models: entropy, RoPE's position-only scores and which pairs leave
+their training range, the position cost, timings, and the ALiBi paper's shipped tables."""
+
+import math
+
+import pytest
+import torch
+
+from posenc_lib import extrapolation_demo as xd
+from posenc_lib.rope import apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.tinylm import LMConfig, TinyLM
+
+SMALL = dict(d_model=32, n_heads=2, n_layers=2, d_ff=64, max_len=16)
+TOKENS = torch.randint(0, 51, (512,), generator=torch.Generator().manual_seed(0))
+
+
+def _model(position, **overrides):
+    torch.manual_seed(0)
+    return TinyLM(LMConfig(position=position, **(SMALL | overrides))).eval()
+
+
+def test_binned_means():
+    values = torch.arange(8.0)
+    assert torch.equal(xd.binned(values, 4), torch.tensor([1.5, 5.5]))
+    with pytest.raises(ValueError, match="do not split"):
+        xd.binned(values, 3)
+
+
+def test_uniform_attention_has_entropy_ln_of_the_keys():
+    model = _model("none")
+    with torch.no_grad():
+        for block in model.blocks:
+            block.attention.qkv.weight.zero_()  # q = k = 0: every visible key weighs the same
+    length = 32
+    entropy = xd.attention_entropy(model, TOKENS, length, n_tokens=128)  # (layers, heads)
+    queries = torch.arange(length - length // 4, length, dtype=torch.float64)
+    expected = torch.log(queries + 1).mean()  # query t sees t + 1 keys
+    assert entropy.shape == (2, 2)
+    torch.testing.assert_close(entropy, torch.full((2, 2), float(expected), dtype=torch.float64))
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_position_only_scores_summed_over_pairs_are_the_rotated_mean_query_and_key(layer):
+    model = _model("rope")
+    curves = xd.position_score_curves(model, TOKENS, layer, n_distances=40, n_tokens=256)
+    assert curves.shape == (2, 8, 40)  # (heads, pairs, distances)
+    # Independent route: the mean query and key of the layer, turned by apply_rope.
+    config = model.config
+    ids = TOKENS[:256].view(-1, config.max_len)
+    with torch.no_grad():
+        _, bias, rotation = model.position_inputs(config.max_len)
+        x = model.embed(ids)
+        for block in model.blocks[:layer]:
+            x = block(x, bias, rotation)
+        block = model.blocks[layer]
+        qkv = block.attention.qkv(block.norm1(x)).double()
+        qkv = qkv.view(*ids.shape, 3, config.n_heads, config.head_dim)
+    q_mean, k_mean = qkv[:, :, 0].mean((0, 1)), qkv[:, :, 1].mean((0, 1))  # (H, Dh)
+    theta = rope_inv_freq(config.head_dim, config.rope_base, dtype=torch.float64)[0]
+    cos, sin = rope_cos_sin(torch.arange(40, dtype=torch.float64), theta)  # (N, Dh)
+    turned = apply_rope(q_mean[:, None].expand(-1, 40, -1), cos, sin)  # (H, N, Dh): q at delta
+    scores = (turned * k_mean[:, None]).sum(-1) / math.sqrt(config.head_dim)  # key at 0
+    torch.testing.assert_close(curves.sum(1), scores)
+
+
+def test_score_excess_and_new_score_pairs_on_hand_made_curves():
+    curves = torch.zeros(2, 3, 10, dtype=torch.float64)
+    curves[:, 0] = torch.tensor([1.0, -1.0] * 5)  # the same swing throughout: nothing new
+    curves[0, 1, 5:] = torch.tensor([0.0, 0.0, 2.0, 0.0, 0.0])  # a new high past L = 5, head 0
+    curves[1, 2, :5] = 1.0
+    curves[1, 2, 5:] = 0.99  # a new low by 1% of its size: under a 5% tolerance
+    excess = xd.score_excess(curves, 5)
+    assert excess[0, 1] == 1.0 and excess[:, 0].abs().max() == 0
+    assert excess[1, 2] == pytest.approx(0.01)
+    assert xd.new_score_pairs(curves, 5, 0.05) == [1]
+    assert xd.new_score_pairs(curves, 5, 0.005) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: xd.score_excess(torch.zeros(2, 10), 5), "dimensions"),
+        (lambda: xd.score_excess(torch.zeros(1, 2, 10), 10), "below the number of distances"),
+        (lambda: xd.new_score_pairs(torch.zeros(1, 2, 10), 5, -1.0), "tol"),
+        (lambda: xd.position_score_curves(_model("alibi"), TOKENS), "needs a RoPE model"),
+        (lambda: xd.position_score_curves(_model("rope"), TOKENS, layer=2), "layer must be"),
+        (lambda: xd.attention_entropy(_model("none"), TOKENS[:10], 32), "at least"),
+        (lambda: xd.attention_entropy(_model("none"), TOKENS.float(), 32), "token ids"),
+        (lambda: xd.load_reference("L2048"), "name must be one of"),
+    ],
+)
+def test_bad_input_gets_a_sentence(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_position_cost_grows_with_length_only_for_biases():
+    costs = {}
+    for position in ("none", "sinusoidal", "learned", "t5", "alibi", "rope"):
+        config = LMConfig(position=position)  # d_model 128, 4 heads, 2 layers
+        costs[position] = (xd.position_cost(config, 64), xd.position_cost(config, 512))
+    assert costs["none"] == (0, 0)
+    assert costs["sinusoidal"] == costs["learned"] == (128, 128)
+    assert costs["alibi"] == costs["t5"] == (4 * 64 * 2, 4 * 512 * 2)
+    assert costs["rope"] == (2 * 128 * 3 * 2,) * 2
+
+
+def test_forward_ms_times_a_forward_pass():
+    assert xd.forward_ms(_model("rope"), TOKENS[:64][None], repeats=3) > 0
+
+
+def test_the_alibi_papers_tables_are_shipped_and_read():
+    table = xd.load_reference("L512")
+    assert table["L_valid"][0] == 512 and table["alibi_ppl"][0] == 19.73
+    assert table["t5bias_ppl"][-1] is None  # out of memory in the paper
+    assert xd.reference_ratio(table, "alibi", 1) == 1.0
+    at_1012 = xd.reference_ratio(table, "sinusoidal", 1012 / 512)  # a row of the table
+    assert at_1012 == pytest.approx(43.54 / 20.05)
+    assert set(xd.load_reference("L1024")) == set(table)
+    assert "arXiv:2108.12409" in (xd.REFERENCE / "README.md").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match="no method"):
+        xd.reference_ratio(table, "rope", 2)
+    with pytest.raises(ValueError, match="outside the lengths"):
+        xd.reference_ratio(table, "t5bias", 30)
