@@ -72,7 +72,7 @@ def _dynamic(head_dim, base, params, seq_len, dtype):
 
 
 def _yarn_attention_scaling(params) -> float:
-    """YaRN's temperature, sqrt(1/t) = 0.1 ln(s) + 1 (YaRN paper, section 3.4)."""
+    """YaRN's attention scale sqrt(1/t) = 0.1 ln(s) + 1, t the softmax temperature (section 3.4)."""
     if params.get("attention_factor") is not None:
         return float(params["attention_factor"])
 

@@ -10,11 +10,13 @@ if lambda_i <= L - 1 (``full_turn_pairs``). The other pairs meet new angles past
 The scalings change the frequencies at inference (``rope.ROPE_SCALING`` computes them; this module
 names and compares them):
 - Position Interpolation, "PI" (Chen et al. 2023, arXiv:2306.15595): theta_i / s for every pair;
-- NTK-aware (bloc97 2023; YaRN paper arXiv:2309.00071, section 3.1): base -> base s^(D/(D-2))
+- NTK-aware (bloc97 2023; YaRN paper, Peng et al. 2023, arXiv:2309.00071, section 3.1): base ->
+  base s^(D/(D-2))
   (``ntk_base``): the fastest pair keeps its frequency, the slowest is divided by exactly s;
 - dynamic NTK (YaRN paper section 3.3): NTK-aware with s = T / L recomputed for each length T;
-- YaRN (YaRN paper section 3.2 and 3.4): keep the fast pairs, divide the slow ones by s, a ramp
-  between (``yarn_ramp``), and logits scaled by a temperature (``yarn_temperature``).
+- YaRN (YaRN paper sections 3.2 and 3.4): keep the fast pairs, divide the slow ones by s, a ramp
+  between (``yarn_ramp``), and queries and keys multiplied by the attention scale sqrt(1/t)
+  (``yarn_attention_scale``; t is the paper's softmax temperature, below 1 for s > 1).
 
 Shapes: D = head_dim, P = D / 2 pairs. Float64 throughout.
 """
@@ -69,7 +71,8 @@ def ntk_base(base: float, factor: float, head_dim: int) -> float:
     """The NTK-aware base for a scale factor s: base * s ** (D / (D - 2)).
 
     With it, theta'_i = theta_i * s ** (-2i / (D - 2)): pair 0 keeps its frequency and the last
-    pair, i = D/2 - 1, is divided by exactly s (bloc97 2023; YaRN paper, arXiv:2309.00071, eq. 16).
+    pair, i = D/2 - 1, is divided by exactly s (bloc97 2023; YaRN paper, arXiv:2309.00071,
+    section 3.1).
     """
     b = check.positive_float("base", base, minimum=1.0)
     s = check.positive_float("factor", factor, 1.0, inclusive=True)
@@ -118,10 +121,35 @@ def yarn_ramp(
     return 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)
 
 
-def yarn_temperature(factor: float) -> float:
+def yarn_ramp_by_turns(
+    head_dim: int,
+    base: float,
+    train_len: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+) -> torch.Tensor:
+    """YaRN's ramp as the paper writes it: gamma(r) = (r - alpha) / (beta - alpha), clamped to
+    [0, 1], linear in the number of turns r_i = L theta_i / (2 pi) rather than in the pair index
+    (YaRN paper, arXiv:2309.00071, section 3.2; alpha = beta_slow, beta = beta_fast). The share of
+    each pair's frequency kept, as ``yarn_ramp`` (which follows the authors' code). (P,) float64.
+    """
+    d, b, length = _sizes(head_dim, base, train_len)
+    fast = check.positive_float("beta_fast", beta_fast)
+    slow = check.positive_float("beta_slow", beta_slow)
+    if not fast > slow:
+        raise ValueError(
+            f"beta_fast must be above beta_slow for a ramp in the number of turns, got "
+            f"beta_fast={fast:g}, beta_slow={slow:g}."
+        )
+    turns = length / wavelengths(d, b)  # (P,) r_i
+    return ((turns - slow) / (fast - slow)).clamp(0.0, 1.0)
+
+
+def yarn_attention_scale(factor: float) -> float:
     """YaRN's attention scale sqrt(1/t) = 0.1 ln(s) + 1 (YaRN paper, section 3.4); 1 for s <= 1.
 
-    Queries and keys are both multiplied by it, so the logits are multiplied by its square.
+    t is the softmax temperature (softmax(q.k / (t sqrt(D)))), so t = 1 / (0.1 ln s + 1)^2 < 1 for
+    s > 1. Queries and keys are both multiplied by sqrt(1/t), so the logits by 1/t.
     """
     s = check.positive_float("factor", factor)
     return 1.0 if s <= 1 else 0.1 * math.log(s) + 1.0
@@ -171,7 +199,7 @@ class ScalingView(NamedTuple):
     scaled_wavelengths: torch.Tensor  # (P,) with the chosen method
     ratios: dict  # method -> (P,) theta' / theta, for every method at this factor
     ramp: torch.Tensor  # (P,) YaRN's share kept
-    temperature: float  # YaRN's sqrt(1/t) at this factor
+    attention_scale: float  # YaRN's sqrt(1/t) at this factor (t: the softmax temperature)
     full_turn: int  # how many pairs turn a full circle within L
     lengths: tuple  # the evaluation lengths of the experiment, in tokens
     plain: tuple | None  # plain RoPE's perplexity at each length, from results.json
@@ -216,7 +244,7 @@ def scaling_view(
         scaled_wavelengths=waves / ratios[method],
         ratios=ratios,
         ramp=yarn_ramp(d, b, length),
-        temperature=yarn_temperature(factor),
+        attention_scale=yarn_attention_scale(factor),
         full_turn=len(full_turn_pairs(d, b, length)),
         lengths=lengths,
         plain=plain,

@@ -537,7 +537,7 @@ def alibi_dashboard(max_heads: int = 64) -> Dashboard:
 
 def scaling_dashboard(results: dict | None = None) -> Dashboard:
     """Chapter 7: a RoPE scaling, its factor s, the base and the training length L -> each pair's
-    wavelength against L, every method's new frequencies, YaRN's ramp and temperature, and the
+    wavelength against L, every method's new frequencies, YaRN's ramp and attention scale, and the
     experiment's perplexity curve for the chosen method and factor.
 
     ``results``: the experiment's results (default: ``extrapolation.load_results()``). The curves
@@ -581,8 +581,8 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
         )
         if view.method == "YaRN":
             text += (
-                f"; temperature 0.1 ln s + 1 = <b>{view.temperature:.3f}</b> "
-                f"(logits &times;{view.temperature**2:.3f})"
+                f"; attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>{view.attention_scale:.3f}</b> "
+                f"(logits &times;{view.attention_scale**2:.3f})"
             )
         if view.method == "dynamic":
             text += " (drawn at length sL; it picks s = T/L itself, so one measured curve)"

@@ -4,6 +4,7 @@ wrong answer fails with a sentence that names the mistake (never a traceback, ne
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import answer_functions
@@ -11,7 +12,7 @@ from conftest import answer_functions
 from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
 from posenc_lib.checks.ch07 import QUESTIONS, q1, q2, q3, q4
 from posenc_lib.extrapolation_demo import score_excess
-from posenc_lib.scaling_demo import yarn_ramp, yarn_temperature
+from posenc_lib.scaling_demo import yarn_attention_scale, yarn_ramp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")
@@ -30,10 +31,10 @@ def _pairs(d, base, length, circle=2 * math.pi, limit=-1, power=2.0):
 
 
 def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, truncate=True,
-          two_pi=True, swap=False, turns=False):  # fmt: skip
+          two_pi=True, swap=False, turns=False, clamp_pairs=False):  # fmt: skip
     if swap:
         fast, slow = slow, fast
-    if turns:  # the paper's eq. 18, linear in r = L theta / (2 pi)
+    if turns:  # the paper's ramp (section 3.2), linear in r = L theta / (2 pi)
         r = length * _theta(d, base) / (2 * math.pi)
         ramp = ((r - slow) / (fast - slow)).clamp(0, 1)
     else:
@@ -45,23 +46,30 @@ def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, 
         low, high = index(fast), index(slow)
         if truncate:
             low, high = math.floor(low), math.ceil(high)
-        low, high = max(low, 0), min(high, d - 1)
+        low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
         high += 0.001 if low == high else 0
         ramp = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
     ramp = 1 - ramp if reverse else ramp
-    return ramp, yarn_temperature(s) if temp is None else temp(s)
+    return ramp, yarn_attention_scale(s) if temp is None else temp(s)
 
 
 def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", heads="any"):
     seen, new = curves[..., : length + offset], curves[..., length + offset :]
     above = (new.amax(-1) - seen.amax(-1)).clamp(min=0)
     below = (seen.amin(-1) - new.amin(-1)).clamp(min=0)
-    excess = {"both": torch.maximum(above, below), "above": above, "below": below}[side]
+    outward = (new.abs().amax(-1) - seen.abs().amax(-1)).clamp(min=0)  # |values| compared
+    excess = {"both": torch.maximum(above, below), "above": above, "below": below}.get(
+        side, outward
+    )
     if divide == "size":
-        excess = excess / curves.abs().amax(-1).clamp(min=1e-300)
+        excess = excess / curves.abs().amax(-1)  # no case has an all-zero curve
     elif divide == "seen":
-        excess = excess / (seen.amax(-1) - seen.amin(-1)).clamp(min=1e-300)
-    flags = (excess > tol).any(0) if heads == "any" else (excess > tol).all(0)
+        excess = excess / (seen.amax(-1) - seen.amin(-1))
+    elif divide == "seen |value|":
+        excess = excess / seen.abs().amax(-1)
+    flags = {"any": (excess > tol).any(0), "all": (excess > tol).all(0)}.get(heads)
+    if heads == "mean":
+        flags = excess.mean(0) > tol
     return [int(i) for i in torch.nonzero(flags).flatten()]
 
 
@@ -69,16 +77,55 @@ def _right_pairs(curves, length, tol):
     return _excess_pairs(curves, length, tol)
 
 
+def _right_pairs_amax(curves, length, tol):
+    """Right, in another style: the worst head per pair, then one comparison (no 1e-300 guard)."""
+    seen, new = curves[..., :length], curves[..., length:]
+    above = (new.amax(-1) - seen.amax(-1)).clamp(min=0)
+    below = (seen.amin(-1) - new.amin(-1)).clamp(min=0)
+    excess = torch.maximum(above, below) / curves.abs().amax(-1)  # (H, P)
+    return torch.nonzero(excess.amax(0) > tol).flatten().tolist()
+
+
+def _right_pairs_loop(curves, length, tol):
+    """Right, with plain Python loops and floats: a division by zero would raise here."""
+    out = []
+    for i in range(curves.shape[1]):
+        for h in range(curves.shape[0]):
+            values = curves[h, i].tolist()
+            seen, new = values[:length], values[length:]
+            excess = max(max(new) - max(seen), min(seen) - min(new), 0.0)
+            if excess / max(abs(v) for v in values) > tol:
+                out.append(i)
+                break
+    return out
+
+
+RIGHT = {  # right answers in other forms than the worked solution's: each must pass
+    "q1": [
+        lambda b, s, d: torch.tensor(b) * s ** (d / (d - 2)),  # float32 arithmetic
+        lambda b, s, d: np.float32(b * s ** (d / (d - 2))),
+        lambda b, s, d: torch.tensor(b, dtype=torch.float32) * torch.tensor(s) ** (d / (d - 2)),
+        lambda b, s, d: math.exp(math.log(b) + d / (d - 2) * math.log(s)),
+    ],
+    "q2": [
+        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].float(), np.float32(yarn_attention_scale(s))),
+        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].numpy(), torch.tensor(yarn_attention_scale(s))),
+    ],
+    "q4": [_right_pairs_amax, _right_pairs_loop],
+}  # fmt: skip
+
+
 WRONG = {
     "q1": [
-        (lambda b, s, d: b * s, "exponent D / (D - 2)"),
+        (lambda b, s, d: b * s, "multiplied the base by s alone"),
         (lambda b, s, d: b * s ** ((d - 2) / d), "upside down"),
         (lambda b, s, d: s ** (d / (d - 2)), "return the new base itself"),
         (lambda b, s, d: b / s ** (d / (d - 2)), "divided the base"),
         (lambda b, s, d: b * s ** ((d / 2) / (d / 2 - 2)), "number of pairs"),
         (lambda b, s, d: b ** (d / (d - 2)) * s, "belongs on s"),
         (lambda b, s, d: torch.tensor([b * s, b]), "one number"),
-        (lambda b, s, d: b * s ** (d / (d - 2)) * 1.01, "lowest pair's frequency falls"),
+        (lambda b, s, d: b * s ** (d / (d - 2)) * 1.01, "not the one asked for"),
+        (lambda b, s, d: b * s ** (d / (d - 2)) * (1 + 1e-5), "not the one asked for"),  # 10x RTOL
         (lambda b, s, d: str(b * s ** (d / (d - 2))), "should be a number"),
     ],
     "q2": [
@@ -87,15 +134,17 @@ WRONG = {
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, turns=True), "linear in the number of turns"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, truncate=False), "not rounded"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, two_pi=False), "leaving out the 2 pi"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, clamp_pairs=True), "capped the high end at the last pair"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=math.log), "is ln(s)"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log(s)), "add 1"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: (0.1 * math.log(s) + 1) ** 2), "logits end up"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 1 / (0.1 * math.log(s) + 1)), "inverse"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 1 / (0.1 * math.log(s) + 1) ** 2), "temperature t itself"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log2(s) + 1), "log base 2"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[0], "Return two things"),
-        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[::-1], "(temperature, ramp)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[::-1], "(scale, ramp)"),
         (lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].repeat(2), 1.0), "one per pair"),
-        (lambda d, b, n, s, f, w: (yarn_ramp(d, b, n, f, w), yarn_temperature(s), 0), "exactly two"),
+        (lambda d, b, n, s, f, w: (yarn_ramp(d, b, n, f, w), yarn_attention_scale(s), 0), "exactly two"),
     ],
     "q3": [
         (lambda d, b, n: _pairs(d, b, n, limit=0), "off by one"),
@@ -117,6 +166,9 @@ WRONG = {
         (lambda c, n, t: _excess_pairs(c, n, t, divide=None), "compared the excess itself"),
         (lambda c, n, t: _excess_pairs(c, n, t, divide="seen"), "range seen in training"),
         (lambda c, n, t: _excess_pairs(c, n, t, heads="all"), "every head"),
+        (lambda c, n, t: _excess_pairs(c, n, t, heads="mean"), "averaged the excess over the heads"),
+        (lambda c, n, t: _excess_pairs(c, n, t, side="|values|"), "you compared |values|"),
+        (lambda c, n, t: _excess_pairs(c, n, t, divide="seen |value|"), "largest |value| seen in training"),
         (lambda c, n, t: [i for i in range(c.shape[1]) if i not in _right_pairs(c, n, t)], "stay inside"),
         (lambda c, n, t: [int(h) for h in torch.nonzero((score_excess(c, n) > t).any(1)).flatten()], "heads"),
         (lambda c, n, t: (score_excess(c, n) > t).any(0), "True/False mask"),
@@ -130,6 +182,19 @@ BY_NAME = {q.name: q for q in QUESTIONS}
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
 def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
     fn = SOLUTIONS[question.function]
+    for seed in range(6):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+@pytest.mark.parametrize(
+    "name, index", [(name, i) for name, fns in RIGHT.items() for i in range(len(fns))]
+)
+def test_right_answers_in_other_forms_pass_too(name, index):
+    # float32 numbers (q1, q2), NumPy arrays (q2), and q4 written with .amax over the heads or with
+    # plain loops and floats (which would raise ZeroDivisionError on a curve that is zero everywhere)
+    question, fn = BY_NAME[name], RIGHT[name][index]
     for seed in range(6):
         cases = question.cases(seed)
         verdict = question.judge(cases, question.run(fn, cases))
@@ -194,7 +259,7 @@ def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypat
 
 
 def test_hidden_inputs_share_no_case_with_the_public_ones():
-    hand_made = {q4.cases(0)[-1].describe}  # q4's edge case is the same for everyone
+    hand_made = {q4.cases(0)[0].describe}  # q4's edge case is the same for everyone
     for question in QUESTIONS:
         public = {c.describe for c in question.cases(0)} - hand_made
         for seed in range(1, 6):
@@ -204,11 +269,22 @@ def test_hidden_inputs_share_no_case_with_the_public_ones():
 def test_the_public_cases_hold_the_edges_the_mistakes_need():
     # q3: L = 63 sits between L - 1 = 62 and pair 4's wavelength 62.8: the off-by-one shows.
     assert q3.cases(0)[1].args == (32, 10000.0, 63)
-    # q4's hand-made case: pair 1 leaves its range only at distance L, pair 4 in one head only.
-    curves, length, tol = q4.cases(0)[-1].args
-    assert _right_pairs(curves, length, tol) == [1, 2, 4]
-    assert _excess_pairs(curves, length, tol, offset=1) == [2, 4]
-    assert _excess_pairs(curves, length, tol, heads="all") == [1, 2]
+    # q2: base 100, L = 4096: the high end lands past the last pair, so capping it at D - 1 or at
+    # D/2 - 1 gives different ramps; so does every grader's hidden set.
+    for seed in range(4):
+        assert any(
+            not torch.allclose(_yarn(*c.args)[0], _yarn(*c.args, clamp_pairs=True)[0])
+            for c in q2.cases(seed)
+        ), seed
+    # q4's hand-made case comes first, and every usual mistake gives a list of its own on it.
+    curves, length, tol = q4.cases(0)[0].args
+    assert bool((curves.abs().amax(-1) > 0).all())  # no all-zero curve: the share is defined
+    lists = [_right_pairs(curves, length, tol)] + [
+        sorted(fn(curves, length, tol))
+        for fn, _ in WRONG["q4"][:-2]  # the last two: no list
+    ]
+    assert lists[0] == [1, 2, 3, 4, 5]
+    assert len({tuple(x) for x in lists}) == len(lists), lists
 
 
 def test_checks_never_show_the_answer(capsys):

@@ -9,7 +9,13 @@ from posenc_lib.tinylm import POSITIONS
 
 RESULTS = load_results()
 PPL = {name: entry["ppl"] for name, entry in RESULTS["methods"].items()}
-CHECKPOINTS = [*POSITIONS, "rope-linear-finetuned", "rope-yarn-finetuned"]
+CHECKPOINTS = [*POSITIONS, "rope-linear-finetuned", "rope-yarn-finetuned", "rope-default-finetuned"]
+# The scaling each fine-tuned checkpoint was trained with (the checkpoint does not carry it).
+FINETUNE_SCALING = {
+    "linear": {"rope_type": "linear", "factor": 4.0},
+    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": L},
+    "default": None,  # the control: plain RoPE, the same steps on the same texts
+}
 
 
 def test_every_method_was_trained_at_L_and_evaluated_at_L_to_8L():
@@ -54,6 +60,15 @@ def test_every_scaling_was_evaluated_at_2L_4L_and_8L_beside_plain_rope():
     assert scaled["dynamic"]["1"]["64"] == PPL["rope"]["64"]
 
 
+def test_the_control_fine_tune_ran_beside_the_scaled_ones_and_is_scored_at_every_length():
+    tuned = RESULTS["finetuned"]
+    assert set(tuned) == set(FINETUNE_SCALING)
+    for entry in tuned.values():
+        assert all(entry["ppl"][str(t)] is not None for t in RESULTS["lengths"])
+    # the control improves on the base model past L: fine-tuning alone buys something
+    assert tuned["default"]["ppl"]["256"] < PPL["rope"]["256"]
+
+
 @pytest.fixture(scope="module")
 def validation():
     # The experiment's own validation tokens (the same call as extrapolation.run).
@@ -63,13 +78,9 @@ def validation():
 @pytest.mark.parametrize("name", CHECKPOINTS)
 def test_each_checkpoint_loads_and_reproduces_its_perplexity_at_L(name, validation):
     model = load_model(name)
-    if name.startswith("rope-"):  # fine-tuned with a scaling, which the checkpoint does not carry
+    if name.startswith("rope-"):  # fine-tuned, with the scaling it was trained with
         method = name.split("-")[1]
-        model.set_rope_scaling(
-            {"rope_type": "linear", "factor": 4.0}
-            if method == "linear"
-            else {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": L}
-        )
+        model.set_rope_scaling(FINETUNE_SCALING[method])
         committed = RESULTS["finetuned"][method]["ppl"]["64"]
     else:
         committed = PPL[name]["64"]

@@ -1,5 +1,5 @@
 """Chapter 7's RoPE scalings pair by pair: full turns, the NTK-aware base, YaRN's ramp and
-temperature agree with transformers and with the library's registry; the dashboard's view."""
+attention scale agree with transformers and with the library's registry; the dashboard's view."""
 
 import math
 
@@ -75,7 +75,9 @@ YARN_CASES = [
 
 
 @pytest.mark.parametrize(("head_dim", "base", "length", "factor", "fast", "slow"), YARN_CASES)
-def test_yarn_ramp_and_temperature_equal_transformers(head_dim, base, length, factor, fast, slow):
+def test_yarn_ramp_and_attention_scale_equal_transformers(
+    head_dim, base, length, factor, fast, slow
+):
     params = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}
     params |= {"beta_fast": fast, "beta_slow": slow}
     theirs, their_scale = ROPE_INIT_FUNCTIONS["yarn"](
@@ -85,13 +87,13 @@ def test_yarn_ramp_and_temperature_equal_transformers(head_dim, base, length, fa
     keep = (theirs.double() / theta - 1 / factor) / (1 - 1 / factor)  # invert theta (r + (1-r)/s)
     ramp = sd.yarn_ramp(head_dim, base, length, fast, slow)
     torch.testing.assert_close(ramp, keep, rtol=0, atol=1e-5)
-    assert sd.yarn_temperature(factor) == pytest.approx(their_scale, rel=1e-12)
+    assert sd.yarn_attention_scale(factor) == pytest.approx(their_scale, rel=1e-12)
 
 
-def test_yarn_ramp_without_rounding_and_the_temperature_at_s_1():
+def test_yarn_ramp_without_rounding_and_the_attention_scale_at_s_1():
     ramp = sd.yarn_ramp(32, 10000.0, 64, truncate=False)  # ends at pair indices 0 and 4.03
     assert ramp[0] == 1.0 and 0 < float(ramp[4]) < 0.01 and ramp[5] == 0.0
-    assert sd.yarn_temperature(1.0) == 1.0 and sd.yarn_temperature(4.0) == pytest.approx(
+    assert sd.yarn_attention_scale(1.0) == 1.0 and sd.yarn_attention_scale(4.0) == pytest.approx(
         0.1 * math.log(4) + 1
     )
 
@@ -141,7 +143,7 @@ def test_scaling_view_reads_the_experiment_and_knows_when_it_applies():
         (lambda: sd.ntk_base(10000.0, 2.0, 2), "at least 4"),
         (lambda: sd.yarn_ramp(32, 10000.0, 64, beta_fast=1.0, beta_slow=32.0), "beta_fast must"),
         (lambda: sd.yarn_ramp(32, 10000.0, 64, truncate=1), "True or False"),
-        (lambda: sd.yarn_temperature(-1.0), "factor"),
+        (lambda: sd.yarn_attention_scale(-1.0), "factor"),
         (lambda: sd.frequency_ratio("ALiBi", 4), "method must be one of"),
         (lambda: sd.scaling_view("PI", float("nan"), 10000.0, 64), "finite"),
     ],
@@ -149,3 +151,14 @@ def test_scaling_view_reads_the_experiment_and_knows_when_it_applies():
 def test_bad_input_gets_a_sentence(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_papers_ramp_is_linear_in_turns_and_keeps_0_30_of_pair_0_for_the_chapters_model():
+    ramp = sd.yarn_ramp_by_turns(32, 10000.0, 64)  # (16,)
+    turns = 64 / sd.wavelengths(32, 10000.0)
+    assert ramp[0] == pytest.approx((64 / (2 * math.pi) - 1) / 31)  # r_0 = 10.19 turns
+    assert float(ramp[0]) == pytest.approx(0.296, abs=1e-3)
+    assert torch.equal(ramp == 0, turns <= 1)  # at most one turn: divided by s
+    assert sd.yarn_ramp(32, 10000.0, 64)[0] == 1.0  # the code's form keeps pair 0 whole
+    with pytest.raises(ValueError, match="beta_fast must be above beta_slow"):
+        sd.yarn_ramp_by_turns(32, 10000.0, 64, beta_fast=1.0, beta_slow=1.0)

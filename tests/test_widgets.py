@@ -178,7 +178,7 @@ def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_ap
     assert "<b>5</b> of 16 pairs" in readout and "&times;<b>0.25</b>" in readout
     assert "<b>27.38</b> / <b>45.32</b>" in readout and "<b>2.88</b> at 4L" in readout
     dashboard.set(method="YaRN", factor=8)
-    assert "temperature 0.1 ln s + 1 = <b>1.208</b>" in dashboard.readout.value
+    assert "attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>1.208</b>" in dashboard.readout.value
     assert "measured for base 10000" not in dashboard.readout.value
     ntk = dashboard.plot.ratios["NTK"].get_ydata()
     assert np.allclose(ntk, dashboard.plot.ratios["dynamic"].get_ydata())  # at length sL

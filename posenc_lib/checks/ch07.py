@@ -1,12 +1,12 @@
-"""Chapter 7's exercises: the NTK-aware base, YaRN's ramp and temperature, which RoPE pairs turn a
+"""Chapter 7's exercises: the NTK-aware base, YaRN's ramp and attention scale, which RoPE pairs turn a
 full circle within the training length, and which pairs a trained model sees new scores on.
 
     from posenc_lib.checks.ch07 import q1, q2, q3, q4
     q1.check(ntk_base); q1.hint(); q1.solution()
 
-The references are the library's (``scaling_demo.ntk_base``, ``yarn_ramp``, ``yarn_temperature``,
-``full_turn_pairs``; ``extrapolation_demo.new_score_pairs``); each usual mistake is recomputed
-and, when the learner's answer matches it, named.
+The references are the library's (``scaling_demo.ntk_base``, ``yarn_ramp``,
+``yarn_attention_scale``, ``full_turn_pairs``; ``extrapolation_demo.new_score_pairs``); each usual
+mistake is recomputed and, when the learner's answer matches it, named.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from ..scaling_demo import (
     full_turn_pairs,
     ntk_base,
     wavelengths,
+    yarn_attention_scale,
     yarn_ramp,
-    yarn_temperature,
 )
 from . import Case, Question, TooMany, as_number, as_tensor
 
 NOTEBOOK = "07_extrapolation.ipynb"
+HAND_MADE = "a hand-made (2, 9, 12) curves, train_len = 6, tol = 0.25"
 F64 = torch.float64
 
 
@@ -40,7 +41,12 @@ def _pick(options, generator):
     return options[int(torch.randint(0, len(options), (1,), generator=generator))]
 
 
-def _same(got: float, want: float, rtol: float = 1e-9) -> bool:
+# Relative tolerance for a returned number: float32 arithmetic (a torch.tensor or np.float32 base)
+# is off by up to ~6e-8 of the value; every named mistake is off by far more than 1e-6.
+RTOL = 1e-6
+
+
+def _same(got: float, want: float, rtol: float = RTOL) -> bool:
     return abs(got - want) <= rtol * max(1.0, abs(want))
 
 
@@ -77,9 +83,11 @@ class NtkBase(Question):
     name, function, points, notebook = "q1", "ntk_base", 2, NOTEBOOK
     title = "The NTK-aware base for a scale factor"
     hints = (
-        "NTK-aware scaling changes only the base: base' = base * s ** (D / (D - 2)), D = head_dim.",
-        "Check: with base', pair 0 keeps theta_0 = 1 and the last pair (i = D/2 - 1) is divided by "
-        "exactly s. Return one float.",
+        "Write base' = base * s ** x. Then theta'_i = base' ** (-2i / D) = theta_i * s ** (-2 i x / D): "
+        "pair 0 keeps its frequency whatever x is.",
+        "The last pair is i = D/2 - 1, so its frequency is multiplied by s ** (-(D - 2) x / D). "
+        "Choose x so that this is exactly 1 / s.",
+        "x = D / (D - 2): return base * s ** (D / (D - 2)), one float.",
     )
 
     def cases(self, seed=0):
@@ -106,29 +114,31 @@ class NtkBase(Question):
         if _same(got, want):
             return None
         mistakes = [
-            (base * s, "you multiplied the base by s alone. The exponent D / (D - 2) is what makes the slowest pair's frequency fall by exactly s: base * s ** (D / (D - 2))."),
-            (base * s ** ((d - 2) / d), "your exponent is upside down: (D - 2) / D instead of D / (D - 2)."),
-            (base * s ** ((d / 2) / (d / 2 - 2)) if d > 4 else math.nan, "you used the number of pairs D/2 in the exponent; it is D / (D - 2) with D = head_dim."),
-            (s ** (d / (d - 2)), "you returned s ** (D / (D - 2)), the factor the base is multiplied by; return the new base itself."),
+            (base * s, "you multiplied the base by s alone: then the slowest pair's frequency falls by s ** ((D - 2) / D), a little less than s. Raise s to the power that makes it exactly s."),
+            (base * s ** ((d - 2) / d), "your exponent is upside down: with s ** ((D - 2) / D) the slowest pair falls by s ** ((D - 2)**2 / D**2), not s. Solve s ** (-(D - 2) x / D) = 1 / s for x again."),
+            (base * s ** ((d / 2) / (d / 2 - 2)) if d > 4 else math.nan, "you used the number of pairs D/2 in the exponent where the head dimension D belongs (theta_i = base ** (-2i / D), D = head_dim)."),
+            (s ** (d / (d - 2)), "you returned the factor the base is multiplied by; return the new base itself (base times that factor)."),
             (base / s ** (d / (d - 2)), "you divided the base; NTK-aware scaling raises it, so that the frequencies fall."),
-            (base ** (d / (d - 2)) * s, "the exponent D / (D - 2) belongs on s, not on the base."),
-            (base * s ** (d / (d - 2)) ** 0.5, "you took a square root somewhere: base' = base * s ** (D / (D - 2))."),
+            (base ** (d / (d - 2)) * s, "the exponent belongs on s, not on the base: base' = base * s ** x."),
+            (base * s ** (d / (d - 2)) ** 0.5, "you took a square root somewhere: with your base the slowest pair falls by sqrt(s), not s."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if math.isfinite(wrong) and _same(got, wrong):
                 return "Close, but " + sentence
-        return "Your base differs from base * s ** (D / (D - 2)); check that the lowest pair's frequency falls by exactly s."
+        return "Your base is not the one asked for: with it, check that pair 0 keeps theta_0 = 1 and that the slowest pair's frequency falls by exactly s."
 
 
-# -- q2: YaRN's ramp and temperature ----------------------------------------------------------------
+# -- q2: YaRN's ramp and attention scale -------------------------------------------------------------
 
 
 def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, reverse=False,
-                  two_pi=True, pairs_for_d=False, swap=False):  # fmt: skip
+                  two_pi=True, pairs_for_d=False, swap=False, clamp_pairs=False):  # fmt: skip
     """YaRN's ramp (P,) float64, or one of its usual wrong variants."""
     if swap:
         fast, slow = slow, fast
-    if turns:  # the paper's eq. 18: linear in r = L / lambda, gamma = (r - alpha) / (beta - alpha)
+    if (
+        turns
+    ):  # the paper's ramp (section 3.2): linear in r = L / lambda, (r - alpha) / (beta - alpha)
         r = length / wavelengths(d, base)  # (P,)
         keep = ((r - slow) / (fast - slow)).clamp(0.0, 1.0) if fast != slow else (r > fast) * 1.0
         return (1 - keep if reverse else keep).to(F64)
@@ -141,7 +151,7 @@ def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, re
     low, high = pair_index(fast), pair_index(slow)
     if truncate:
         low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)
+    low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
     if low == high:
         high += 0.001
     pair = torch.arange(d // 2, dtype=F64)
@@ -149,17 +159,30 @@ def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, re
     return 1 - ramp if reverse else ramp
 
 
-class YarnRampTemperature(Question):
-    name, function, points, notebook = "q2", "yarn_ramp_temperature", 3, NOTEBOOK
-    title = "YaRN's ramp and its attention temperature"
+def _clamp_case(generator) -> tuple:
+    """A YaRN case where the high end lands past the last pair, so that the cap at D - 1 (not
+    D/2 - 1) shapes the ramp: L is a few turns of the slowest pair."""
+    d = _pick([16, 32, 64], generator)
+    base = _pick([50.0, 200.0, 1000.0], generator)
+    slowest = float(wavelengths(d, base)[-1])
+    turns = _pick(
+        [2, 3, 4, 6], generator
+    )  # < beta_fast = 32: the low end stays below the last pair
+    return (d, base, math.ceil(turns * slowest), _pick([2.0, 4.0, 8.0], generator), 32.0, 1.0)
+
+
+class YarnRampScale(Question):
+    name, function, points, notebook = "q2", "yarn_ramp_and_scale", 3, NOTEBOOK
+    title = "YaRN's ramp and its attention scale"
     hints = (
-        "Turns over the training length: r = L * theta_i / (2 pi). Solve r = beta for the pair index: "
-        "i(beta) = D * ln(L / (2 pi beta)) / (2 ln base).",
-        "low = floor(i(beta_fast)), high = ceil(i(beta_slow)), then low = max(low, 0) and "
-        "high = min(high, D - 1); if low == high add 0.001 to high. "
-        "ramp_i = 1 - clamp((i - low) / (high - low), 0, 1) for i = 0 .. D/2 - 1: 1 keeps, 0 divides by s.",
-        "The temperature is a plain float: 0.1 * ln(s) + 1 for s > 1 (math.log is ln), and 1 for "
-        "s <= 1. Return (ramp, temperature).",
+        "Pair i turns r_i = L * theta_i / (2 pi) times over L, with theta_i = base ** (-2i / D). "
+        "Set r_i = beta, take logs, and solve for i: i(beta) is a real number, not an integer.",
+        "i(beta) = D * ln(L / (2 pi beta)) / (2 ln base). low = floor(i(beta_fast)), "
+        "high = ceil(i(beta_slow)), then low = max(low, 0) and high = min(high, D - 1) (D - 1, as "
+        "in the reference code); if low == high add 0.001 to high.",
+        "ramp_i = 1 - clamp((i - low) / (high - low), 0, 1) for i = 0 .. D/2 - 1, and the scale is "
+        "a plain float: 0.1 * ln(s) + 1 for s > 1 (math.log is ln), 1 for s <= 1. "
+        "Return (ramp, scale).",
     )
 
     def cases(self, seed=0):
@@ -169,6 +192,7 @@ class YarnRampTemperature(Question):
                 (128, 10000.0, 4096, 16.0, 32.0, 1.0),
                 (64, 500000.0, 8192, 8.0, 32.0, 1.0),
                 (128, 10000.0, 2048, 2.0, 16.0, 2.0),
+                (32, 100.0, 4096, 4.0, 32.0, 1.0),  # high lands past the last pair: D - 1 matters
             ]
         else:
             generator = _generator(seed, 2)
@@ -180,6 +204,7 @@ class YarnRampTemperature(Question):
                 factor = _pick([2.0, 4.0, 8.0, 16.0, 32.0], generator)
                 fast = _pick([16.0, 32.0, 64.0], generator)
                 specs.append((d, base, length, factor, fast, _pick([1.0, 2.0], generator)))
+            specs.append(_clamp_case(generator))
         return [
             Case(
                 s,
@@ -192,44 +217,46 @@ class YarnRampTemperature(Question):
     def diagnose(self, case, value):
         d, base, length, s, fast, slow = case.args
         if isinstance(value, torch.Tensor) or not isinstance(value, (tuple, list)):
-            return "Return two things, (ramp, temperature): the (D/2,) ramp and one float."
+            return "Return two things, (ramp, scale): the (D/2,) ramp and one float."
         if len(value) != 2:
-            return f"Return exactly two things, (ramp, temperature); yours has {len(value)}."
-        ramp_value, temp_value = value
-        if isinstance(ramp_value, numbers.Number) and isinstance(temp_value, torch.Tensor):
-            return "You returned (temperature, ramp); the order is (ramp, temperature)."
+            return f"Return exactly two things, (ramp, scale); yours has {len(value)}."
+        ramp_value, scale_value = value
+        if isinstance(ramp_value, numbers.Number) and isinstance(scale_value, torch.Tensor):
+            return "You returned (scale, ramp); the order is (ramp, scale)."
         if isinstance(ramp_value, torch.Tensor) and ramp_value.numel() == d:
             return f"Your ramp has {d} values, one per dim; give one per pair: D/2 = {d // 2}."
         ramp, problem = as_tensor(ramp_value, "The ramp", (d // 2,))
         if problem:
             return problem
-        temperature, problem = as_number(temp_value, "The temperature")
+        scale, problem = as_number(scale_value, "The attention scale")
         if problem:
             return problem
-        want_t = yarn_temperature(s)
-        if not _same(temperature, want_t, 1e-7):
+        want_scale = yarn_attention_scale(s)
+        if not _same(scale, want_scale):
             ln = math.log(s)
             mistakes = [
-                (ln, "your temperature is ln(s); YaRN's is 0.1 ln(s) + 1."),
-                (0.1 * ln, "your temperature is 0.1 ln(s): add 1, so that s = 1 gives 1 (no change)."),
-                ((0.1 * ln + 1) ** 2, "(0.1 ln s + 1)^2 is what the logits end up multiplied by, since q and k are both scaled; return the scale of one vector, 0.1 ln(s) + 1."),
+                (ln, "your scale is ln(s); YaRN's attention scale sqrt(1/t) is 0.1 ln(s) + 1."),
+                (0.1 * ln, "your scale is 0.1 ln(s): add 1, so that s = 1 gives 1 (no change)."),
+                ((0.1 * ln + 1) ** 2, "(0.1 ln s + 1)^2 = 1/t is what the logits end up multiplied by, since q and k are both scaled; return the scale of one vector, sqrt(1/t) = 0.1 ln(s) + 1."),
                 (math.sqrt(0.1 * ln + 1), "you took the square root: 0.1 ln(s) + 1 is already sqrt(1/t), the scale of q and of k."),
-                (1 / (0.1 * ln + 1), "you returned the inverse: the scale is 0.1 ln(s) + 1, above 1, which sharpens attention."),
+                (1 / (0.1 * ln + 1), "you returned the inverse, sqrt(t): the scale is sqrt(1/t) = 0.1 ln(s) + 1, above 1 (t is below 1), which sharpens attention."),
+                (1 / (0.1 * ln + 1) ** 2, "you returned the temperature t itself; the question asks for the scale of q and k, sqrt(1/t) = 0.1 ln(s) + 1."),
                 (0.1 * math.log2(s) + 1, "you used log base 2; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log)."),
                 (0.1 * math.log10(s) + 1, "you used log base 10; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log)."),
-                (0.1 * math.log(1 / s) + 1, "you used ln(1/s); with s > 1 the temperature should be above 1: 0.1 ln(s) + 1."),
+                (0.1 * math.log(1 / s) + 1, "you used ln(1/s); with s > 1 the scale should be above 1: 0.1 ln(s) + 1."),
             ]  # fmt: skip
             for wrong, sentence in mistakes:
-                if _same(temperature, wrong, 1e-7):
+                if _same(scale, wrong):
                     return "The ramp may be fine, but " + sentence
-            return "Your temperature differs from YaRN's 0.1 ln(s) + 1."
+            return "Your scale differs from YaRN's sqrt(1/t) = 0.1 ln(s) + 1."
         want = yarn_ramp(d, base, length, fast, slow)
         if _close(ramp, want):
             return None
         variants = [
             (dict(reverse=True), "your ramp is reversed: 1 must mean keep (the fast pairs, low index, which turn more than beta_fast times) and 0 divide by s (the slow pairs)."),
             (dict(swap=True), "you swapped beta_fast and beta_slow: the low end comes from beta_fast (many turns), the high end from beta_slow."),
-            (dict(turns=True), "your ramp is linear in the number of turns r (the YaRN paper's eq. 18); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here."),
+            (dict(turns=True), "your ramp is linear in the number of turns r (the YaRN paper's gamma, section 3.2); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here."),
+            (dict(clamp_pairs=True), "you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it at D - 1 (sic), which makes the ramp shallower when even the slowest pair turns more than once over L. Use D - 1 here."),
             (dict(turns=True, reverse=True), "your ramp is linear in the number of turns r, and reversed; use the pair-index form, with 1 for the fast pairs."),
             (dict(truncate=False), "the ramp's ends are not rounded: floor the low end i(beta_fast) and ceil the high end i(beta_slow), as the reference code does."),
             (dict(two_pi=False), "you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L."),
@@ -238,8 +265,8 @@ class YarnRampTemperature(Question):
         ]  # fmt: skip
         for options, sentence in variants:
             if _close(ramp, _ramp_variant(d, base, length, fast, slow, **options)):
-                return "The temperature is right, but " + sentence
-        return "The temperature is right, but the ramp differs: check the pair indices of beta_fast and beta_slow and the direction (1 = keep)."
+                return "The scale is right, but " + sentence
+        return "The scale is right, but the ramp differs: check the pair indices of beta_fast and beta_slow and the direction (1 = keep)."
 
 
 def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
@@ -259,10 +286,12 @@ class FullTurnPairs(Question):
     name, function, points, notebook = "q3", "full_turn_pairs", 2, NOTEBOOK
     title = "Which RoPE pairs turn a full circle within the training length?"
     hints = (
-        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i.",
-        "In a window of L tokens, the farthest a key can be from its query is L - 1 positions. "
-        "Pair i has turned a full circle when (L - 1) * theta_i >= 2 pi.",
-        "Return the list of pair indices i (not dims), in increasing order; it may be empty.",
+        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i, "
+        "the distance over which it turns once.",
+        "In a window of L tokens, how far can a key be from its query? Over that largest distance, "
+        "has pair i turned a whole circle?",
+        "The largest distance is L - 1: pair i qualifies when (L - 1) * theta_i >= 2 pi, i.e. "
+        "wavelength <= L - 1. Return the pair indices i (not dims), increasing; it may be empty.",
     )
 
     def cases(self, seed=0):
@@ -329,29 +358,43 @@ def _synthetic_curves(n_heads, d, base, length, n_distances, generator):
 
 
 def _edge_curves():
-    """A hand-made case, L = 6: pair 1 leaves its range only at distance L, pair 2 only downwards,
-    pair 3 by a little (under tol as a share, over it in absolute terms), pair 4 in head 0 only.
-    (2, 5, 12)."""
-    curves = torch.zeros(2, 5, 12, dtype=F64)
-    curves[:, 0] = torch.tensor([1.0, -1.0] * 6)  # swings between the same values throughout
-    curves[:, 1, :6] = torch.linspace(0, 0.5, 6)
-    curves[:, 1, 6] = 0.9  # a new high at distance L = 6, then back
-    curves[:, 2, :6] = 0.5
-    curves[:, 2, 6:] = torch.linspace(0.5, -2.0, 6)  # new lows only
-    curves[1, 3] = 30.0 + 0.2 * torch.tensor([0.0, 1, 0, 1, 0, 1, 0, 1.5, 0, 1, 0, 1])
-    curves[0, 4] = torch.tensor([0.0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6])  # head 0 only
+    """A hand-made case, L = 6, tol = 0.25, where each usual mistake gives its own list: (2, 9, 12).
+
+    No curve is zero everywhere (the excess is always a defined share). Pair by pair:
+    0 swings between the same two values throughout;
+    1 reaches a new high only at distance L itself (share 0.5);
+    2 makes new lows only (share 1.25);
+    3 makes a new low, -0.9, whose |value| stays below the largest seen, 1 (share 0.7);
+    4 leaves its range in head 0 only, by share 0.4 (mean over the heads 0.2);
+    5 leaves its range in head 0 only, by share 0.9 (mean 0.45);
+    6 goes 0.3 past a range of +-1 (share 0.3 / 1.3 = 0.23: not new; 0.3 of max |seen| would be);
+    7 goes 2 past a range of +-10 (share 0.17, but 2 in absolute terms);
+    8 goes 0.04 past a narrow range 0.9 .. 1 (share 0.04, but 0.4 of the range seen).
+    """
+    swing = torch.tensor([1.0, -1.0] * 6, dtype=F64)  # (12,)
+    curves = swing.repeat(2, 9, 1)  # (2, 9, 12): every curve starts as the swing of pair 0
+    curves[:, 1] = torch.tensor([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0] + [0.25] * 5)
+    curves[:, 2] = torch.tensor([0.5] * 6 + [0.5, 0.0, -0.5, -1.0, -1.5, -2.0])
+    curves[:, 3] = torch.tensor([1.0, -0.2] * 3 + [1.0, -0.9] * 3)
+    curves[0, 4, 9] = 5 / 3  # share (5/3 - 1) / (5/3) = 0.4
+    curves[0, 5, 9] = 10.0  # share 0.9
+    curves[:, 6, 9] = 1.3
+    curves[:, 7] = 10 * swing
+    curves[:, 7, 9] = 12.0
+    curves[:, 8] = torch.tensor([0.9, 1.0] * 6)
+    curves[:, 8, 9] = 1.04
     return curves
 
 
 class NewScorePairs(Question):
     name, function, points, notebook = "q4", "new_score_pairs", 3, NOTEBOOK
-    title = "Measure which pairs reach scores past L that they never reached in training"
+    title = "Which pairs' score curves reach values past L that they never reached in training"
     hints = (
         "curves[h, i, delta] is head h's position-only score for pair i at distance delta. The "
         "training distances are 0 .. L - 1: curves[..., :L]; the new ones are curves[..., L:].",
         "For each head and pair: excess = the larger of (max over new - max over seen) and "
         "(min over seen - min over new), clamped at 0, divided by the largest |value| of the whole "
-        "curve.",
+        "curve (seen and new distances together). Compare values, not |values|: a new low counts.",
         "A pair counts if its excess is above tol in at least one head (.any over the heads). "
         "Return the pair indices in increasing order.",
     )
@@ -377,7 +420,8 @@ class NewScorePairs(Question):
                     )
                 )
         generator = _generator(seed, 14)
-        cases = []
+        # The hand-made case first: on it every usual mistake gives a list of its own.
+        cases = [Case((_edge_curves(), 6, 0.25), HAND_MADE)]
         for heads, d, base, length, n, tol in specs:
             curves = _synthetic_curves(heads, d, base, length, n, generator)
             cases.append(
@@ -387,7 +431,6 @@ class NewScorePairs(Question):
                     f"train_len = {length}, tol = {tol:g}",
                 )
             )
-        cases.append(Case((_edge_curves(), 6, 0.05), "a hand-made (2, 5, 12) curves, train_len = 6, tol = 0.05"))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
@@ -406,14 +449,17 @@ class NewScorePairs(Question):
                 f"Pair indices run from 0 to {n_pairs - 1}; some of yours are outside that range."
             )
         seen, new = curves[..., :length], curves[..., length:]
-        size = curves.abs().amax(-1).clamp_min(1e-300)
+        tiny = 1e-300  # no case has a curve that is zero everywhere; this only avoids 0/0
+        size = curves.abs().amax(-1).clamp_min(tiny)
         above = (new.amax(-1) - seen.amax(-1)).clamp_min(0)
         below = (seen.amin(-1) - new.amin(-1)).clamp_min(0)
+        outward = (new.abs().amax(-1) - seen.abs().amax(-1)).clamp_min(0)
 
         def pairs(mask):  # (H, P) bool -> pairs where any head is True
             return [int(i) for i in torch.nonzero(mask.any(0)).flatten()]
 
         excess = torch.maximum(above, below)
+        mean_share = (excess / size).mean(0)  # (P,)
         mistakes = [
             (new_score_pairs(curves, length + 1, tol), "your training distances are off by one: they are 0 .. L - 1 (curves[..., :L]); distance L is already new."),
             (pairs(above / size > tol), "you looked only for new highs; a score below the lowest one seen in training is new too."),
@@ -421,6 +467,9 @@ class NewScorePairs(Question):
             (pairs(excess > tol), "you compared the excess itself with tol; divide it by the curve's largest |value| first, so that tol is a share."),
             (pairs(excess / (seen.amax(-1) - seen.amin(-1)).clamp_min(1e-300) > tol), "you divided by the range seen in training; divide by the curve's largest |value| over all distances."),
             ([int(i) for i in torch.nonzero((score_excess(curves, length) > tol).all(0)).flatten()], "you kept the pairs that leave their range in every head; one head is enough (.any over the heads)."),
+            ([int(i) for i in torch.nonzero(mean_share > tol).flatten()], "you averaged the excess over the heads; a pair counts if its excess is above tol in at least one head (.any, or .amax over the heads)."),
+            (pairs(outward / size > tol), "you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size. Compare the highs and the lows themselves."),
+            (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included."),
             ([i for i in range(n_pairs) if i not in want], "you returned the pairs that stay inside their training range; the question asks for those that leave it."),
             ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], "you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves)."),
         ]  # fmt: skip
@@ -433,5 +482,5 @@ class NewScorePairs(Question):
         return f"You left out {missing} {'pair that leaves' if missing == 1 else 'pairs that leave'} the training range by more than tol in some head."
 
 
-q1, q2, q3, q4 = NtkBase(), YarnRampTemperature(), FullTurnPairs(), NewScorePairs()
+q1, q2, q3, q4 = NtkBase(), YarnRampScale(), FullTurnPairs(), NewScorePairs()
 QUESTIONS = (q1, q2, q3, q4)
