@@ -377,8 +377,11 @@ def submissions(paths: list[Path]) -> list[tuple[Path, str]]:
     found = []
     for path in paths:
         if path.is_dir():
+            # One folder: names relative to it. Several: keep each folder's name in front, so that
+            # solutions/01.ipynb and exercises/01.ipynb do not share a row name.
+            root = path if len(paths) == 1 else path.parent
             found += [
-                (p, str(p.relative_to(path)))
+                (p, str(p.relative_to(root)))
                 for p in sorted(path.rglob("*.ipynb"))
                 if ".ipynb_checkpoints" not in p.parts
             ]

@@ -420,3 +420,14 @@ def test_the_child_cannot_see_the_parents_environment(tmp_path):
         assert row.score == FULL, [str(v) for v in row.verdicts]
     finally:
         del os.environ["POSENC_SECRET_FOR_TEST"]
+
+
+def test_submissions_from_several_folders_keep_their_folder_in_the_name(tmp_path):
+    from posenc_lib.grade import submissions
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "01.ipynb").write_text("{}", encoding="utf-8")
+    names = [name for _, name in submissions([tmp_path / "a", tmp_path / "b"])]
+    assert names == ["a/01.ipynb", "b/01.ipynb"]
+    assert [name for _, name in submissions([tmp_path / "a"])] == ["01.ipynb"]
