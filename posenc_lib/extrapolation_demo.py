@@ -6,6 +6,7 @@
   the distance; ``score_excess`` and ``new_score_pairs``: which pairs reach scores past L that
   they never reached in training;
 - ``position_cost`` and ``forward_ms``: what a position method costs per token;
+- ``window_losses``: the loss of every prediction, window by window;
 - ``load_reference`` and ``reference_ratio``: the ALiBi paper's published perplexities (Press,
   Smith, Lewis, ICLR 2022, arXiv:2108.12409, appendix Tables 2 and 3), shipped in
   ``data/reference/``.
@@ -148,10 +149,12 @@ def new_score_pairs(curves: torch.Tensor, train_len: int, tol: float = 0.01) -> 
 def position_cost(config, n_pos: int) -> int:
     """Multiply-adds per token, per forward pass, that the position method adds at length T.
 
-    Counted from the method's definition: an added vector is D adds per token (sinusoidal, learned);
-    a logit bias is H * T adds per token per layer (T5, ALiBi), growing with T; RoPE turns each
-    query and key dim with two multiplies and an add per layer (2 * D * 3), whatever T. NoPE: 0.
-    Computing the tables (sines, buckets) once per forward is left out.
+    Counted from the method's definition, an add alone counting as one multiply-add: an added
+    vector is d_model adds per token (sinusoidal, learned); a logit bias is H * T adds per token
+    per layer (T5, ALiBi), growing with T; RoPE turns each of the d_model query dims and d_model
+    key dims as x cos + x' sin, one multiply and one multiply-add, so 2 * 2 * d_model = 4 d_model
+    per layer, whatever T. NoPE: 0. Computing the tables (sines, buckets) once per forward is left
+    out. The same unit as attention's own 2 T d_model multiply-adds per token per layer.
     """
     n_pos = check.positive_int("n_pos", n_pos)
     per_layer = {
@@ -160,10 +163,26 @@ def position_cost(config, n_pos: int) -> int:
         "learned": 0,
         "t5": config.n_heads * n_pos,
         "alibi": config.n_heads * n_pos,
-        "rope": 2 * config.d_model * 3,
+        "rope": 4 * config.d_model,
     }[config.position]
     once = config.d_model if config.position in ("sinusoidal", "learned") else 0
     return once + per_layer * config.n_layers
+
+
+@torch.no_grad()
+def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
+    """The loss (nats) of every prediction in ``n_windows`` non-overlapping windows of ``length``
+    predicted tokens (``length + 1`` tokens each, from the start of ``tokens``): (N, T) float64.
+
+    Unlike ``extrapolation.position_losses`` (the mean over the windows), it keeps each window, so
+    that a difference between spans of positions can be given a standard error over the windows.
+    """
+    length = check.positive_int("length", length)
+    n_windows = check.positive_int("n_windows", n_windows)
+    ids = _tokens(tokens, length + 1, n_windows * (length + 1))  # (N, T + 1)
+    logits = model(ids[:, :-1])  # (N, T, vocab)
+    loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
+    return loss.double()  # (N, T)
 
 
 @torch.no_grad()

@@ -206,6 +206,7 @@ class ScalingView(NamedTuple):
     scaled: tuple | None  # the chosen method and factor, no fine-tuning
     finetuned: tuple | None  # the chosen method fine-tuned at 4L (PI and YaRN, factor 4 only)
     measured: bool  # the experiment's base and L: the curves belong to these frequencies
+    control: tuple | None = None  # plain RoPE fine-tuned the same way, no scaling (with finetuned)
 
 
 def _curve(entry) -> tuple | None:
@@ -224,7 +225,7 @@ def scaling_view(
     d, b, length = _sizes(head_dim, base, train_len)
     scaling = scaling_for(method, factor, length)
     ratios = {name: frequency_ratio(name, factor, d, b, length) for name in METHODS}
-    lengths, plain, scaled, tuned, measured = (), None, None, None, False
+    lengths, plain, scaled, tuned, control, measured = (), None, None, None, None, False
     if results is not None:
         lengths = tuple(results["lengths"])
         measured = abs(b - 10000.0) < 1e-6 and length == results["L"] and d == 32
@@ -234,6 +235,7 @@ def scaling_view(
         scaled = _curve(family.get(key))
         if factor == 4 and scaling["rope_type"] in results.get("finetuned", {}):
             tuned = _curve(results["finetuned"][scaling["rope_type"]]["ppl"])
+            control = _curve(results["finetuned"].get("default", {}).get("ppl"))
     waves = wavelengths(d, b)
     return ScalingView(
         method=method,
@@ -251,4 +253,5 @@ def scaling_view(
         scaled=scaled,
         finetuned=tuned,
         measured=measured,
+        control=control,
     )

@@ -136,7 +136,7 @@ class Dashboard:
             self.figure.savefig(buffer, format="png", dpi=self.figure.dpi, bbox_inches="tight")
         finally:
             text.remove()
-        return buffer.getvalue()
+        return plotting.compact_png(buffer.getvalue())
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
@@ -593,6 +593,8 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
             )
         if view.finetuned is not None:
             text += f"; fine-tuned at 4L: <b>{view.finetuned[2]:.2f}</b> at 4L"
+            if view.control is not None:
+                text += f" (plain RoPE fine-tuned the same way: <b>{view.control[2]:.2f}</b>)"
         if not view.measured:
             text += (
                 '. <span style="color: #b42318">The perplexity curves were measured for base '

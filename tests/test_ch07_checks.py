@@ -31,7 +31,7 @@ def _pairs(d, base, length, circle=2 * math.pi, limit=-1, power=2.0):
 
 
 def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, truncate=True,
-          two_pi=True, swap=False, turns=False, clamp_pairs=False):  # fmt: skip
+          two_pi=True, swap=False, turns=False, clamp_pairs=False, bump=True):  # fmt: skip
     if swap:
         fast, slow = slow, fast
     if turns:  # the paper's ramp (section 3.2), linear in r = L theta / (2 pi)
@@ -47,10 +47,19 @@ def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, 
         if truncate:
             low, high = math.floor(low), math.ceil(high)
         low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
-        high += 0.001 if low == high else 0
+        high += 0.001 if low == high and bump else 0
         ramp = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
     ramp = 1 - ramp if reverse else ramp
     return ramp, yarn_attention_scale(s) if temp is None else temp(s)
+
+
+def _yarn_floats(d, base, length, s, fast=32.0, slow=1.0):
+    """YaRN's ramp in plain floats, without the "low == high: add 0.001" rule: ZeroDivisionError."""
+    low = math.floor(d * math.log(length / (2 * math.pi * fast)) / (2 * math.log(base)))
+    high = math.ceil(d * math.log(length / (2 * math.pi * slow)) / (2 * math.log(base)))
+    low, high = max(low, 0), min(high, d - 1)
+    ramp = [1 - min(max((i - low) / (high - low), 0.0), 1.0) for i in range(d // 2)]
+    return torch.tensor(ramp, dtype=F64), yarn_attention_scale(s)
 
 
 def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", heads="any"):
@@ -135,6 +144,8 @@ WRONG = {
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, truncate=False), "not rounded"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, two_pi=False), "leaving out the 2 pi"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, clamp_pairs=True), "capped the high end at the last pair"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, bump=False), "if low == high, add 0.001 to high"),
+        (_yarn_floats, "raised ZeroDivisionError"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=math.log), "is ln(s)"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log(s)), "add 1"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: (0.1 * math.log(s) + 1) ** 2), "logits end up"),
@@ -276,6 +287,15 @@ def test_the_public_cases_hold_the_edges_the_mistakes_need():
             not torch.allclose(_yarn(*c.args)[0], _yarn(*c.args, clamp_pairs=True)[0])
             for c in q2.cases(seed)
         ), seed
+    # q2: L = 6 < 2 pi: both ends land on pair 0 (low == high), so the "add 0.001" rule is
+    # needed; every hidden set has such a case too (L = floor(2 pi beta_slow)).
+    for seed in range(6):
+        steps = [
+            c for c in q2.cases(seed) if not torch.isfinite(_yarn(*c.args, bump=False)[0]).all()
+        ]
+        assert steps, seed
+        assert torch.equal(_yarn(*steps[0].args)[0][:2], torch.tensor([1.0, 0.0], dtype=F64))
+    assert q2.cases(0)[-1].args == (32, 10000.0, 6, 4.0, 32.0, 1.0)
     # q4's hand-made case comes first, and every usual mistake gives a list of its own on it.
     curves, length, tol = q4.cases(0)[0].args
     assert bool((curves.abs().amax(-1) > 0).all())  # no all-zero curve: the share is defined
@@ -285,6 +305,16 @@ def test_the_public_cases_hold_the_edges_the_mistakes_need():
     ]
     assert lists[0] == [1, 2, 3, 4, 5]
     assert len({tuple(x) for x in lists}) == len(lists), lists
+
+
+def test_the_step_sentence_names_the_rule_both_for_nan_and_for_a_division_error(capsys):
+    for fn in (lambda *a: _yarn(*a, bump=False), _yarn_floats):
+        verdict = q2.check(fn)
+        assert verdict.status == FAIL, verdict.message
+        assert "low == high" in verdict.message and "train_len = 6" in verdict.message
+    # the float version without the rule is right wherever low != high: only the step case fails
+    right = lambda *a: _yarn(*a)  # noqa: E731
+    assert q2.check(right).status == PASS
 
 
 def test_checks_never_show_the_answer(capsys):

@@ -87,6 +87,8 @@ def test_score_excess_and_new_score_pairs_on_hand_made_curves():
         (lambda: xd.attention_entropy(_model("none"), TOKENS[:10], 32), "at least"),
         (lambda: xd.attention_entropy(_model("none"), TOKENS.float(), 32), "token ids"),
         (lambda: xd.load_reference("L2048"), "name must be one of"),
+        (lambda: xd.window_losses(_model("none"), TOKENS, 16, 0), "n_windows"),
+        (lambda: xd.window_losses(_model("none"), TOKENS, 16, 40), "at least"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):
@@ -102,7 +104,18 @@ def test_position_cost_grows_with_length_only_for_biases():
     assert costs["none"] == (0, 0)
     assert costs["sinusoidal"] == costs["learned"] == (128, 128)
     assert costs["alibi"] == costs["t5"] == (4 * 64 * 2, 4 * 512 * 2)
-    assert costs["rope"] == (2 * 128 * 3 * 2,) * 2
+    # RoPE: x cos + x' sin on d_model query and d_model key dims, 2 multiply-adds each, 2 layers
+    assert costs["rope"] == (2 * 2 * 128 * 2,) * 2 == ((4 * 128) * 2,) * 2
+
+
+def test_window_losses_keep_each_window_and_average_to_position_losses():
+    from posenc_lib.extrapolation import position_losses
+
+    model = _model("none")
+    per_window = xd.window_losses(model, TOKENS, 16, 8)  # (8, 16)
+    assert per_window.shape == (8, 16) and per_window.dtype == torch.float64
+    mean = position_losses(model, TOKENS, 16, eval_tokens=8 * 17)  # (16,)
+    torch.testing.assert_close(per_window.mean(0), mean.double(), rtol=1e-5, atol=1e-6)
 
 
 def test_forward_ms_times_a_forward_pass():

@@ -123,10 +123,13 @@ def test_scaling_view_reads_the_experiment_and_knows_when_it_applies():
     assert view.measured and view.full_turn == 5 and view.lengths == (64, 128, 256, 512)
     assert view.scaled == tuple(results["scaled"]["linear"]["4"].values())
     assert view.finetuned == tuple(results["finetuned"]["linear"]["ppl"].values())
+    # the control comes with every fine-tuned curve: plain RoPE fine-tuned the same way
+    assert view.control == tuple(results["finetuned"]["default"]["ppl"].values())
+    assert sd.scaling_view("YaRN", 4, 10000.0, 64, results).control == view.control
     assert torch.allclose(view.scaled_wavelengths, 4 * view.wavelengths)
     dynamic = sd.scaling_view("dynamic", 8, 10000.0, 64, results)
     assert dynamic.scaled == tuple(results["scaled"]["dynamic"]["1"].values())
-    assert dynamic.finetuned is None
+    assert dynamic.finetuned is None and dynamic.control is None
     assert sd.scaling_view("NTK", 2, 10000.0, 64, results).finetuned is None  # only s = 4 tuned
     assert not sd.scaling_view("YaRN", 4, 500.0, 64, results).measured
     assert not sd.scaling_view("YaRN", 4, 10000.0, 128, results).measured

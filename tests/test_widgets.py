@@ -177,6 +177,17 @@ def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_ap
     # PI, s = 4: every frequency divided by 4; the committed curve and the fine-tuned one.
     assert "<b>5</b> of 16 pairs" in readout and "&times;<b>0.25</b>" in readout
     assert "<b>27.38</b> / <b>45.32</b>" in readout and "<b>2.88</b> at 4L" in readout
+    # the control beside it: plain RoPE fine-tuned the same way (2.81 at 4L), grey dashed
+    assert "(plain RoPE fine-tuned the same way: <b>2.81</b>)" in readout
+    control = dashboard.plot.control
+    assert np.allclose(10 ** np.asarray(control.get_ydata())[2], 2.815, atol=0.005)
+    dashboard.set(method="YaRN")
+    assert dashboard.plot.control is control and len(control.get_ydata()) == 4  # same artist
+    assert "fine-tuned the same way: <b>2.81</b>" in dashboard.readout.value
+    dashboard.set(method="NTK")
+    assert (
+        len(control.get_ydata()) == 0 and "fine-tuned the same way" not in dashboard.readout.value
+    )
     dashboard.set(method="YaRN", factor=8)
     assert "attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>1.208</b>" in dashboard.readout.value
     assert "measured for base 10000" not in dashboard.readout.value
@@ -188,3 +199,27 @@ def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_ap
     assert "measured for base 10000 and L = 64 only" in dashboard.readout.value
     assert dashboard.plot.length.get_ydata()[0] == pytest.approx(np.log10(128))
     plt.close(dashboard.figure)
+
+
+def test_compact_png_keeps_the_picture_in_fewer_bytes():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from posenc_lib import plotting
+
+    fig = plotting.new_figure(4, 2)
+    ax = fig.subplots()
+    ax.imshow(np.linspace(-1, 1, 400).reshape(20, 20), cmap=plotting.DIVERGING)
+    ax.plot([0, 19], [0, 19], color="black")
+    raw = io.BytesIO()
+    fig.savefig(raw, format="png", dpi=fig.dpi)
+    small = plotting.compact_png(raw.getvalue())
+    before = np.asarray(Image.open(io.BytesIO(raw.getvalue())).convert("RGB"), dtype=float)
+    after = np.asarray(Image.open(io.BytesIO(small)).convert("RGB"), dtype=float)
+    assert before.shape == after.shape
+    error = np.abs(before - after)  # (H, W, 3), in 0..255 levels
+    assert error.mean() < 1.0 and np.quantile(error, 0.999) <= 24  # a palette step at most
+    assert error.max() <= 48  # a few anti-aliased edge pixels land one step further
+    assert len(small) < 0.7 * len(raw.getvalue())

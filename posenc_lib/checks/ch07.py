@@ -132,7 +132,8 @@ class NtkBase(Question):
 
 
 def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, reverse=False,
-                  two_pi=True, pairs_for_d=False, swap=False, clamp_pairs=False):  # fmt: skip
+                  two_pi=True, pairs_for_d=False, swap=False, clamp_pairs=False,
+                  bump=True):  # fmt: skip
     """YaRN's ramp (P,) float64, or one of its usual wrong variants."""
     if swap:
         fast, slow = slow, fast
@@ -152,11 +153,30 @@ def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, re
     if truncate:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
-    if low == high:
+    if low == high and bump:
         high += 0.001
     pair = torch.arange(d // 2, dtype=F64)
     ramp = 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)
     return 1 - ramp if reverse else ramp
+
+
+def _ends(d, base, length, fast, slow) -> tuple[int, int]:
+    """The ramp's ends (low, high) after rounding and capping, before the 0.001 rule."""
+
+    def pair_index(n_turns):
+        return d * math.log(length / (2 * math.pi * n_turns)) / (2 * math.log(base))
+
+    return max(math.floor(pair_index(fast)), 0), min(math.ceil(pair_index(slow)), d - 1)
+
+
+def _step_case(generator) -> tuple:
+    """A YaRN case where low == high (= 0): L is at most 2 pi beta_slow, so even pair 0 turns fewer
+    than beta_slow times, i(beta_slow) lies in (-1, 0] and both ends land on pair 0. Only the rule
+    "if low == high, add 0.001 to high" keeps (i - low) / (high - low) from dividing by zero."""
+    d = _pick([16, 64, 128], generator)
+    base = _pick([1000.0, 500000.0], generator)
+    slow = _pick([2.0, 3.0], generator)
+    return (d, base, math.floor(2 * math.pi * slow), _pick([2.0, 4.0], generator), 32.0, slow)
 
 
 def _clamp_case(generator) -> tuple:
@@ -169,6 +189,21 @@ def _clamp_case(generator) -> tuple:
         [2, 3, 4, 6], generator
     )  # < beta_fast = 32: the low end stays below the last pair
     return (d, base, math.ceil(turns * slowest), _pick([2.0, 4.0, 8.0], generator), 32.0, 1.0)
+
+
+_STEP_SENTENCE = (
+    "Here both ends of the ramp land on pair {low} (low == high), so (i - low) / (high - low) "
+    "divides by zero. Follow the convention: if low == high, add 0.001 to high (the ramp becomes "
+    "a step)."
+)
+
+
+def _not_finite(value) -> bool:
+    try:
+        tensor = torch.as_tensor(np.asarray(value, dtype=np.float64))
+    except (TypeError, ValueError):
+        return False
+    return not bool(torch.isfinite(tensor).all())
 
 
 class YarnRampScale(Question):
@@ -193,6 +228,7 @@ class YarnRampScale(Question):
                 (64, 500000.0, 8192, 8.0, 32.0, 1.0),
                 (128, 10000.0, 2048, 2.0, 16.0, 2.0),
                 (32, 100.0, 4096, 4.0, 32.0, 1.0),  # high lands past the last pair: D - 1 matters
+                (32, 10000.0, 6, 4.0, 32.0, 1.0),  # L < 2 pi: low == high == 0, the 0.001 rule
             ]
         else:
             generator = _generator(seed, 2)
@@ -205,6 +241,7 @@ class YarnRampScale(Question):
                 fast = _pick([16.0, 32.0, 64.0], generator)
                 specs.append((d, base, length, factor, fast, _pick([1.0, 2.0], generator)))
             specs.append(_clamp_case(generator))
+            specs.append(_step_case(generator))
         return [
             Case(
                 s,
@@ -225,6 +262,9 @@ class YarnRampScale(Question):
             return "You returned (scale, ramp); the order is (ramp, scale)."
         if isinstance(ramp_value, torch.Tensor) and ramp_value.numel() == d:
             return f"Your ramp has {d} values, one per dim; give one per pair: D/2 = {d // 2}."
+        low, high = _ends(d, base, length, fast, slow)
+        if low == high and _not_finite(ramp_value):
+            return "Your ramp has NaN or infinite values. " + _STEP_SENTENCE.format(low=low)
         ramp, problem = as_tensor(ramp_value, "The ramp", (d // 2,))
         if problem:
             return problem
@@ -267,6 +307,15 @@ class YarnRampScale(Question):
             if _close(ramp, _ramp_variant(d, base, length, fast, slow, **options)):
                 return "The scale is right, but " + sentence
         return "The scale is right, but the ramp differs: check the pair indices of beta_fast and beta_slow and the direction (1 = keep)."
+
+    def _judge(self, cases, outcomes):
+        status, message = super()._judge(cases, outcomes)
+        if "ZeroDivisionError" in message:  # plain-float arithmetic on a case with low == high
+            case = cases[len(outcomes) - 1]
+            low, high = _ends(*case.args[:3], *case.args[4:])
+            if low == high:
+                message += " " + _STEP_SENTENCE.format(low=low)
+        return status, message
 
 
 def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
