@@ -28,6 +28,23 @@ WRONG_ATTENTION = """
 def attention(x, w_q, w_k, w_v):
     return torch.zeros(x.shape[0], w_v.shape[1])
 """
+CORRECT_ATTENTION = """
+def attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v
+"""
+SANDBOX_CHECKS = """
+import os, resource
+def attention(x, w_q, w_k, w_v):
+    assert set(os.environ) == {"HOME", "TMPDIR", "MPLBACKEND", "PATH"}, sorted(os.environ)
+    assert os.getcwd() == os.path.expanduser("~") == os.environ["TMPDIR"]
+    assert os.path.basename(os.getcwd()).startswith("posenc-grade-")
+    assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == 64 * 2**20
+    assert resource.getrlimit(resource.RLIMIT_CPU)[0] <= 8 + 5
+    assert resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v
+"""
 UNSCALED_ATTENTION = """
 def attention(x, w_q, w_k, w_v):
     q, k, v = x @ w_q, x @ w_k, x @ w_v
@@ -282,6 +299,59 @@ def _attacks(sheet: Path, canary: Path):
             FULL - 3,
             {"q1": 0},
         ),
+        "the sandbox: empty environment, scratch folder as home, limits set": (
+            _with(replace=("attention", SANDBOX_CHECKS)),
+            "ok",
+            FULL,
+            None,
+        ),
+        "patch only the runner's call": (
+            _with(
+                first="import posenc_lib.checks.run as r\n"
+                "r.call = lambda fn, args, timeout=None: r.Outcome('returned', None)",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "replace the chapter module in sys.modules": (
+            _with(
+                first="import sys, types\nsys.modules['posenc_lib.checks.ch01'] = types.ModuleType('x')",
+                replace=wrong,
+            ),
+            "tampered",
+            FULL - 3,
+            {"q1": 0},
+        ),
+        "send a pickle down the grading channel": (
+            _with(
+                first="import gc, pickle\nfrom multiprocessing.connection import Connection\n"
+                "class Boom:\n    def __reduce__(self):\n"
+                f"        return (open, ({str(sheet.parent / 'pickle-canary')!r}, 'w'))\n"
+                "for obj in gc.get_objects():\n    if isinstance(obj, Connection):\n"
+                "        try:\n            obj.send_bytes(pickle.dumps(Boom()))\n"
+                "        except Exception:\n            pass"
+            ),
+            "tampered",
+            0,
+            None,
+        ),
+        "a check call in the same cell as the function": (
+            _with(replace=("attention", CORRECT_ATTENTION + "\nq1.check(attention)")),
+            "ok",
+            FULL,
+            None,
+        ),
+        "an atexit hook": (
+            _with(
+                first="import atexit\natexit.register(lambda: open("
+                f"{str(sheet.parent / 'atexit-canary')!r}, 'w').write('x'))"
+            ),
+            "ok",
+            FULL,
+            None,
+        ),
         "unscaled scores": (
             _with(replace=("attention", UNSCALED_ATTENTION)),
             "ok",
@@ -342,6 +412,8 @@ def test_the_sheet_has_one_row_per_submission_and_nothing_written_by_them(graded
     assert len(lines) == 1 + len(attacks) + len(exercise_rows)
     assert not any("999" in cell for line in lines for cell in line)
     assert not canary.exists(), "a process a submission started outlived its grading"
+    assert not (sheet.parent / "pickle-canary").exists(), "the parent unpickled learner data"
+    assert not (sheet.parent / "atexit-canary").exists(), "a submission's atexit hook ran"
 
 
 def test_feedback_gives_the_sentences_check_gives(graded):
@@ -361,6 +433,9 @@ def test_the_reason_says_what_happened(graded):
     assert "did not finish within" in rows["infinite loop that swallows every interrupt"].reason
     assert "np.allclose" in rows["patch numpy and torch comparisons"].reason.replace("numpy", "np")
     assert "metadata.posenc.chapter" in rows["an empty notebook"].reason
+    assert "call" in rows["patch only the runner's call"].reason
+    assert "ch01" in rows["replace the chapter module in sys.modules"].reason
+    assert "garbled" in rows["send a pickle down the grading channel"].reason
     assert "not valid JSON" in rows["invalid JSON"].reason
     assert rows["memory bomb at once"].failed_cells[0].startswith("cell 2: MemoryError")
 
@@ -376,17 +451,21 @@ def test_the_command_writes_the_sheet_and_feedback(tmp_path, capsys):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "=cmd().ipynb").write_text(_with(), encoding="utf-8")
     (tmp_path / "in" / "broken.ipynb").write_text("not json", encoding="utf-8")
+    for name in ("+a", "-b", "@c"):  # more names a spreadsheet would run as formulas
+        (tmp_path / "in" / f"{name}.ipynb").write_text("{}", encoding="utf-8")
     out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
     code = main([str(tmp_path / "in"), "--out", str(out), "--json", str(feedback), "--seed", "7"])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "Graded 2 submissions" in printed and "1 ok" in printed and "1 invalid" in printed
+    assert "Graded 5 submissions" in printed and "1 ok" in printed and "4 invalid" in printed
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert [r["status"] for r in rows] == ["ok", "invalid"]
-    assert rows[0]["submission"] == "'=cmd().ipynb"  # a spreadsheet will not run it as a formula
+    assert [r["status"] for r in rows] == ["invalid", "invalid", "ok", "invalid", "invalid"]
+    names = [r["submission"] for r in rows]  # none starts a formula in a spreadsheet
+    assert names == ["'+a.ipynb", "'-b.ipynb", "'=cmd().ipynb", "'@c.ipynb", "broken.ipynb"]
+    rows = [r for r in rows if r["status"] == "ok"]
     assert rows[0]["score"] == str(FULL)
     files = sorted(p.name for p in feedback.iterdir())
-    assert files == ["_cmd__.json", "broken.json"]
+    assert files == ["-b.json", "_a.json", "_c.json", "_cmd__.json", "broken.json"]
     data = json.loads((feedback / "_cmd__.json").read_text(encoding="utf-8"))
     assert data["score"] == FULL and len(data["questions"]) == 5
 
@@ -431,3 +510,25 @@ def test_submissions_from_several_folders_keep_their_folder_in_the_name(tmp_path
     names = [name for _, name in submissions([tmp_path / "a", tmp_path / "b"])]
     assert names == ["a/01.ipynb", "b/01.ipynb"]
     assert [name for _, name in submissions([tmp_path / "a"])] == ["01.ipynb"]
+
+
+def test_what_a_submission_prints_reaches_nobody(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "loud.ipynb"
+    loud = CORRECT_ATTENTION.replace("    q, k, v", "    print('LEAKED-MARKER')\n    q, k, v")
+    path.write_text(
+        _with(first="import sys\nprint('LEAKED-MARKER')\nprint('LEAKED-MARKER', file=sys.stderr)",
+              replace=("attention", loud)),
+        encoding="utf-8",
+    )  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "posenc_lib.grade", str(path), "--out", str(tmp_path / "g.csv")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "1 ok" in done.stdout
+    assert "LEAKED-MARKER" not in done.stdout + done.stderr
+    assert (tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[3] == "12"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "loud.ipynb"]  # cwd untouched
