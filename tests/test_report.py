@@ -192,3 +192,54 @@ def test_reports_show_their_table_as_plain_text_too():
     assert repr(report) == str(report)
     table = compare_reports([report])
     assert repr(table) == str(table)
+
+
+# Near the thresholds: each encoding breaks one property a little, and must fail it.
+def _wobble(n):  # distances at a fixed offset vary by about 2% with t
+    table = sinusoidal_encoding(n, 16, dtype=torch.float64)
+    return table * (1 + 0.02 * torch.sin(torch.arange(n, dtype=torch.float64) / 7))[:, None]
+
+
+@pytest.mark.parametrize(
+    "encoding, prop",
+    [
+        (_wobble, "distance over t"),
+        (lambda n: sinusoidal_encoding(n, 16) * (1.05 if n < 20 else 1.0), "distance over length"),
+        (lambda n: sinusoidal_encoding(n, 16) * (1 + 1e-3 * (n == 1024)), "extrapolation"),
+    ],
+)
+def test_small_breaks_near_the_thresholds_fail(encoding, prop):
+    report = position_report(encoding)
+    assert report.passed[prop] is False, report[prop]
+
+
+def test_a_float64_table_shows_the_law_not_rounding():
+    report = position_report(lambda n: sinusoidal_encoding(n, 64, dtype=torch.float64))
+    assert report["offset-only similarity"].value < 1e-10
+    assert report["distance over t"].value < 1e-10
+
+
+def test_one_nan_row_is_refused():
+    table = sinusoidal_encoding(64, 8)
+    table[40] = math.nan
+    with pytest.raises(ValueError, match="NaN"):
+        position_report(table)
+
+
+def test_the_closest_pair_is_named_right_when_it_sits_in_a_later_block():
+    generator = torch.Generator().manual_seed(4)
+    table = torch.randn(300, 4, generator=generator, dtype=torch.float64) * 10
+    table[250] = table[70] + 1e-6
+    assert min_pair_distance(table, block=64)[1:] == (70, 250)
+
+
+def test_the_report_refuses_tables_too_large_to_measure():
+    with pytest.raises(ValueError, match="at most"):
+        position_report(torch.zeros(1, 1).expand(2**14, 2**13))
+
+
+def test_measured_values_are_pinned_for_binary():
+    report = position_report(EXPECTED["binary"][0], "binary")
+    assert report["distance over t"].value == pytest.approx(1.6074, abs=1e-3)
+    # sqrt(10) (511 -> 512 flips 10 bits) over a median distance of sqrt(5) (5 bits differ)
+    assert report["smoothness"].value == pytest.approx(math.sqrt(2), abs=1e-9)

@@ -151,3 +151,57 @@ def test_a_few_training_steps_lower_the_loss_for_every_method(tmp_path):
         "alibi.pt", "rope-default-finetuned.pt", "rope-linear-finetuned.pt",
         "rope-yarn-finetuned.pt", "rope.pt",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("layer", [0, 1])
+def test_the_analysed_weights_are_the_ones_the_model_uses(position, layer):
+    # attention_weights(ids, layer) @ V must equal the attention output forward computes.
+    model = _model(position)
+    ids = torch.randint(0, 51, (2, 12), generator=torch.Generator().manual_seed(1))
+    captured = {}
+    attention = model.blocks[layer].attention
+    hook = attention.register_forward_hook(
+        lambda module, args, out: captured.update(x=args[0], out=out)
+    )
+    with torch.no_grad():
+        model(ids)
+    hook.remove()
+    x = captured["x"]  # (B, T, D): the normalised input of this layer's attention
+    weights = model.attention_weights(ids, layer)  # (B, H, T, T)
+    v = attention.qkv(x).view(2, 12, 3, 2, 16)[:, :, 2].transpose(1, 2)  # (B, H, T, Dh)
+    mixed = (weights @ v).transpose(1, 2).reshape(2, 12, 32)  # (B, T, D)
+    assert torch.allclose(attention.out(mixed), captured["out"], atol=1e-5)
+
+
+def test_a_model_that_knows_nothing_has_the_vocabulary_as_perplexity():
+    class Uniform(torch.nn.Module):
+        def forward(self, ids):
+            return torch.zeros(*ids.shape, 51)
+
+    tokens = corpus.split("validation", 3000)
+    assert perplexity(Uniform(), tokens, 16, eval_tokens=2000) == pytest.approx(51, rel=1e-6)
+
+
+def test_the_experiment_evaluates_at_l_to_8l_and_fine_tunes_at_4l(tmp_path, monkeypatch):
+    import posenc_lib.extrapolation as ex
+
+    seen = []
+    real_train = ex.train
+
+    def spy(model, tokens, length, *args, **kwargs):
+        seen.append((length, model.rope_scaling))
+        return real_train(model, tokens, length, *args, **kwargs)
+
+    monkeypatch.setattr(ex, "train", spy)
+    settings = dict(
+        steps=2, batch=2, lr=1e-3, warmup=1, train_chars=20_000, eval_tokens=600,
+        finetune_steps=1, finetune_lr=1e-3, finetune_batch=1, factors=[2],
+    )  # fmt: skip
+    results = ex.run(tmp_path, settings, save=False, methods=("rope",))
+    assert results["lengths"] == [64, 128, 256, 512]
+    assert seen[0] == (64, None)
+    tuned = {(length, (s or {}).get("rope_type")) for length, s in seen[1:]}
+    assert tuned == {(256, "linear"), (256, "yarn"), (256, None)}
+    plain = results["methods"]["rope"]["ppl"]
+    assert results["scaled"]["linear"]["2"] != plain  # the scaling was really applied
