@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from chapter_checks import standard_tests
 from conftest import answer_functions
 
 from posenc_lib import sinusoidal_encoding
-from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch01 import QUESTIONS, _gap, _random_order, q1, q2, q3, q4, q5
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,63 +113,8 @@ WRONG = {
     ],
 }  # fmt: skip
 
-BY_NAME = {q.name: q for q in QUESTIONS}
 
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
-    fn = SOLUTIONS[question.function]
-    for seed in range(6):
-        cases = question.cases(seed)
-        verdict = question.judge(cases, question.run(fn, cases))
-        assert verdict.status == PASS, (seed, verdict.message)
-
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-def test_the_exercise_stubs_are_not_attempted(question, capsys):
-    verdict = question.check(STUBS[question.function])
-    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
-
-
-@pytest.mark.parametrize(
-    "name, index",
-    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
-)
-def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
-    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
-    verdict = question.check(fn)
-    assert verdict.status == FAIL and verdict.points == 0
-    assert fragment in verdict.message, verdict.message
-    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
-
-
-def test_every_question_has_at_least_three_known_wrong_answers():
-    assert set(WRONG) == {q.name for q in QUESTIONS}
-    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
-
-
-def _hang(*args):
-    while True:
-        pass
-
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-@pytest.mark.parametrize(
-    "fn, fragment",
-    [
-        (lambda *a: None, "returned None"),
-        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
-        (lambda *a: float("nan"), ""),
-        (lambda *a: object(), ""),
-        (_hang, "did not finish within"),
-    ],
-    ids=["none", "raises", "nan", "object", "hangs"],
-)
-def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
-    monkeypatch.setattr(question, "timeout", 0.2)
-    verdict = question.check(fn)
-    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
-    assert "Traceback" not in capsys.readouterr().out
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=12))
 
 
 def test_hidden_inputs_differ_from_the_public_ones():

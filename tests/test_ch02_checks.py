@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from chapter_checks import standard_tests
 from conftest import answer_functions
 
 from posenc_lib import binary_encoding
-from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
+from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch02 import QUESTIONS, q1, q2, q3
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,34 +108,8 @@ WRONG = {
     ],
 }
 
-BY_NAME = {q.name: q for q in QUESTIONS}
 
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-def test_the_worked_solutions_pass_on_public_and_hidden_inputs(question):
-    fn = SOLUTIONS[question.function]
-    for seed in range(6):
-        cases = question.cases(seed)
-        verdict = question.judge(cases, question.run(fn, cases))
-        assert verdict.status == PASS, (seed, verdict.message)
-
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-def test_the_exercise_stubs_are_not_attempted(question, capsys):
-    verdict = question.check(STUBS[question.function])
-    assert verdict.status == NOT_ATTEMPTED and verdict.points == 0
-
-
-@pytest.mark.parametrize(
-    "name, index",
-    [(name, i) for name, wrongs in WRONG.items() for i in range(len(wrongs))],
-)
-def test_known_wrong_answers_fail_with_a_sentence_that_names_the_mistake(name, index, capsys):
-    question, (fn, fragment) = BY_NAME[name], WRONG[name][index]
-    verdict = question.check(fn)
-    assert verdict.status == FAIL and verdict.points == 0
-    assert fragment in verdict.message, verdict.message
-    assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=8))
 
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
@@ -143,37 +118,6 @@ def test_known_wrong_answers_also_fail_on_hidden_inputs(question):
         for seed in (1, 2):
             cases = question.cases(seed)
             assert question.judge(cases, question.run(fn, cases)).status == FAIL
-
-
-def test_every_question_has_at_least_three_known_wrong_answers():
-    assert set(WRONG) == {q.name for q in QUESTIONS}
-    assert all(len(wrongs) >= 3 for wrongs in WRONG.values())
-    assert q1.points + q2.points + q3.points == 8
-
-
-def _hang(*args):
-    while True:
-        pass
-
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-@pytest.mark.parametrize(
-    "fn, fragment",
-    [
-        (lambda *a: None, "returned None"),
-        (lambda *a: 1 / 0, "raised ZeroDivisionError"),
-        (lambda *a: float("nan"), ""),
-        (lambda *a: object(), ""),
-        (lambda *a: iter(range(10**9)), ""),
-        (_hang, "did not finish within"),
-    ],
-    ids=["none", "raises", "nan", "object", "endless", "hangs"],
-)
-def test_broken_functions_get_a_tutor_sentence(question, fn, fragment, monkeypatch, capsys):
-    monkeypatch.setattr(question, "timeout", 0.2)
-    verdict = question.check(fn)
-    assert verdict.status == FAIL and fragment in verdict.message and verdict.message
-    assert "Traceback" not in capsys.readouterr().out
 
 
 def test_hidden_inputs_are_new_and_longer_than_the_public_ones():
