@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _split(requirement: str) -> tuple[str, str]:
     name = re.match(r"[A-Za-z0-9_.\-]+", requirement).group(0)
-    return name.lower().replace("_", "-"), requirement[len(name) :].replace(" ", "")
+    spec = requirement[len(name) :].replace(" ", "")
+    return name.lower().replace("_", "-"), ",".join(sorted(spec.split(",")))  # metadata reorders
 
 
 def pyproject_requirements() -> dict[str, str]:

