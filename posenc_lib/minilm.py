@@ -194,13 +194,31 @@ def attention_maps(sentence: str, layer: int = 0, positions: bool = True) -> tor
     return out.attentions[layer][0]  # (H, T, T)
 
 
+@functools.lru_cache(maxsize=1)
+def _position_weight() -> torch.Tensor:
+    from safetensors import safe_open
+
+    path = model_dir() / "model.safetensors"
+    with safe_open(str(path), framework="pt") as weights:
+        return weights.get_tensor("embeddings.position_embeddings.weight")  # (512, 384)
+
+
+def position_weight() -> torch.Tensor:
+    """MiniLM's trained position table, (512, 384) float32: row t is position t's vector.
+
+    Read straight from model.safetensors (one tensor; transformers is not imported), so it is quick
+    and works where the full model is not needed. A fresh copy on every call.
+    """
+    return _position_weight().clone()
+
+
 def position_table() -> LearnedPositionalEmbedding:
     """MiniLM's trained position table as the course's ``LearnedPositionalEmbedding`` (512, 384).
 
     A copy: changing it leaves the model alone. Asking for position 512 or beyond raises the same
     error as any learned table: there is no row there.
     """
-    weight = load_minilm().position_weight.detach()
+    weight = _position_weight()
     table = LearnedPositionalEmbedding(weight.shape[0], weight.shape[1])
     with torch.no_grad():
         table.weight.copy_(weight)
