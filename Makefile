@@ -20,7 +20,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab test lint format bench exercises notebooks experiment clean
+.PHONY: setup lab test lint format bench exercises notebooks experiment demo site clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_rope.py
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_grade.py
+	$(BIN)/python benchmarks/bench_browser.py
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup
@@ -78,6 +79,20 @@ notebooks: setup
 # at 4L; writes posenc_lib/data/extrapolation/ (checkpoints and results.json). A few minutes.
 experiment: setup
 	$(BIN)/python -m posenc_lib.extrapolation
+
+# Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
+# served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.
+# DEMO_ARGS=--no-browser keeps it from opening a browser (on a remote or headless machine).
+CHAPTER ?=
+DEMO_PORT ?= 8866
+DEMO_ARGS ?=
+demo: setup
+	@$(BIN)/python -m posenc_lib.demo $(CHAPTER) --port $(DEMO_PORT) $(DEMO_ARGS)
+
+# The course as a static website in build/site/ (index.html at the top; publish the folder as it
+# is): every chapter with its committed outputs and figures, exercises and solutions; offline.
+site: setup
+	$(BIN)/python -m posenc_lib.site
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

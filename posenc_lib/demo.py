@@ -11,19 +11,24 @@ The notebooks are written to ``build/demo/`` each time (they are generated, not 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from . import plotting
 from .widgets import DASHBOARDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / "build" / "demo"
 
-# Projector-sized text: bigger widget labels and readouts, and bigger figure text.
+# Projector-sized page: bigger widget labels and readouts; on wide screens the browser enlarges the
+# figure (zoom), so the kernel still renders and sends the same pixels on every redraw and moving a
+# slider costs no more time. The picture is a little softer, and readable from the back of a room.
 CSS = """
 body, .jp-OutputArea-output, .widget-label, .widget-readout, .widget-html-content,
 .widget-dropdown select, .widget-toggle-button, .jupyter-widgets { font-size: 20px !important; }
@@ -31,8 +36,35 @@ body, .jp-OutputArea-output, .widget-label, .widget-readout, .widget-html-conten
 .widget-hslider { width: 34em !important; }
 .widget-html-content { line-height: 1.4 !important; }
 h1 { font-size: 34px; }
+@media (min-width: 1150px) { .jupyter-matplotlib-figure { zoom: 1.25; } }
+@media (min-width: 1400px) { .jupyter-matplotlib-figure { zoom: 1.5; } }
 """
-FONT_SCALE = 1.5  # matplotlib text sizes x this
+# Figures for a projector: 1.3x the pixels (dpi 80 -> 91) and text 1.25x larger in points, so
+# labels are 1.42x larger on screen. Pixels cost time on every redraw (ipympl sends a PNG of the
+# canvas), so the area grows little; and text larger still than 1.25x next to the same axes would
+# make the titles of neighbouring panels collide. The page's CSS enlarges controls and readouts.
+FONT_SCALE = 1.25
+AREA_SCALE = 1.3
+
+
+def projector_style(font_scale: float = FONT_SCALE, area_scale: float = AREA_SCALE) -> dict:
+    """Make figures created from now on readable from the back of a room; returns what it set.
+
+    Multiplies matplotlib's base font size (every label follows it, including those the course
+    sizes explicitly, through ``plotting.points``) and raises the figures' dpi so that their
+    pixel area grows by ``area_scale``. Affects this process only: the demo kernel.
+    """
+    import matplotlib as mpl
+
+    if not (1 <= font_scale <= 3 and 1 <= area_scale <= 4):
+        raise ValueError(
+            f"font_scale must be in [1, 3] and area_scale in [1, 4], got {font_scale} and "
+            f"{area_scale}: larger makes the labels collide and every redraw slow."
+        )
+    mpl.rcParams["font.size"] = 10 * font_scale
+    mpl.rcParams["axes.titlesize"] = "medium"  # titles stay as wide as before next to the axes
+    plotting.DPI = round(80 * math.sqrt(area_scale))
+    return {"font.size": mpl.rcParams["font.size"], "dpi": plotting.DPI}
 
 
 def chapters() -> dict[str, str]:
@@ -60,7 +92,7 @@ def chapter_key(chapter: str) -> str:
 
 def _cell(source: str, hidden_output: bool = False) -> dict:
     return {
-        "id": f"demo-{abs(hash(source)) % 10**8:08d}",
+        "id": "demo-" + hashlib.sha1(source.encode()).hexdigest()[:8],  # the same on every run
         "cell_type": "code",
         "execution_count": None,
         "metadata": {"tags": ["remove-output"] if hidden_output else []},
@@ -69,20 +101,24 @@ def _cell(source: str, hidden_output: bool = False) -> dict:
     }
 
 
+def page_title(key: str) -> str:
+    """A chapter demo's heading and browser-tab title: 'Chapter 3 · Sinusoidal base, ...'."""
+    name = chapters()[key].split(":", 1)[1].strip()
+    where = "Start page" if key == "start" else f"Chapter {int(key)}"
+    return f"{where} · {name[:1].upper()}{name[1:]}"
+
+
 def demo_notebook(chapter: str) -> dict:
     """The demo notebook of one chapter, as nbformat JSON: a title, the CSS, the dashboard."""
     key = chapter_key(chapter)
     name = chapters()[key]
-    title = name.split(":", 1)[1].strip()
+    title = page_title(key)
     setup = (
         "%matplotlib widget\n"
-        "import matplotlib as mpl\n"
         "from IPython.display import HTML, display\n"
+        "from posenc_lib.demo import projector_style\n"
         "from posenc_lib.widgets import DASHBOARDS\n"
-        f"for key in [k for k in mpl.rcParams if k.endswith('size') and 'font' in k or "
-        "k.endswith('labelsize') or k.endswith('titlesize')]:\n"
-        "    value = mpl.rcParams[key]\n"
-        f"    if isinstance(value, (int, float)):\n        mpl.rcParams[key] = value * {FONT_SCALE}\n"
+        "projector_style()\n"
         f"display(HTML({json.dumps('<style>' + CSS + '</style>')}))\n"
         f"display(HTML({json.dumps(f'<h1>{title}</h1>')}))"
     )
@@ -92,6 +128,7 @@ def demo_notebook(chapter: str) -> dict:
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
+            "title": page_title(key),  # the browser tab's title (Voila's template reads it)
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -119,7 +156,11 @@ def voila_command(target: Path, port: int, open_browser: bool) -> list[str]:
         f"--port={port}",
         "--Voila.ip=127.0.0.1",
         f"--Voila.open_browser={open_browser}",
-        "--VoilaConfiguration.show_tracebacks=True",
+        # The class sees no code and no traceback (a failing cell says only that it failed);
+        # the terminal that started the demo logs the traceback.
+        "--VoilaConfiguration.show_tracebacks=False",
+        "--VoilaConfiguration.strip_sources=True",
+        "--theme=light",
     ]
 
 

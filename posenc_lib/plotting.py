@@ -27,6 +27,15 @@ def new_figure(width: float, height: float):
         return plt.figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
+def points(size: float) -> float:
+    """A font size given for matplotlib's default 10 pt text, scaled with ``rcParams["font.size"]``.
+
+    Labels sized explicitly then grow with the rest when the classroom demo enlarges the text
+    (``posenc_lib.demo.projector_style``); at the default size this returns ``size`` unchanged.
+    """
+    return size * plt.rcParams["font.size"] / 10
+
+
 def show(fig) -> None:
     """Show a figure that does not move as a plain PNG, and close it.
 
@@ -109,7 +118,8 @@ class OrderPlot:
         ax_d.set_ylim(0, drift_limit)
         ax_d.set_yticks([0, drift_limit / 2, drift_limit])
         self.bar_labels = [
-            ax_d.text(i, 0, "", ha="center", va="bottom", fontsize=8) for i in range(n_words)
+            ax_d.text(i, 0, "", ha="center", va="bottom", fontsize=points(8))
+            for i in range(n_words)
         ]
         self.update(result)
 
@@ -129,6 +139,50 @@ class OrderPlot:
             bar.set_height(min(drift, top))
             label.set_y(min(drift, top * 0.9))
             label.set_text(f"{drift:.0e}" if drift < 1e-3 else f"{drift:.2f}")
+
+
+def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
+    """Chapter 1: attention maps side by side, e.g. two word orders x with/without positions.
+
+    maps: (R, C, T, T) weights in [0, 1], rows of each map = queries, columns = keys.
+    tokens: R lists of T labels (panel row r shows one sentence, so its tokens label both axes).
+    row_titles: R strings (left of each panel row); col_titles: C strings (above each column).
+    With ``annotate`` every weight is written on its cell (two decimals), for T up to 8.
+    Returns the figure; show it with ``show(fig)``.
+    """
+    maps = _np(maps)
+    if maps.ndim != 4 or maps.shape[2] != maps.shape[3]:
+        raise ValueError(f"maps must have shape (R, C, T, T), got {tuple(maps.shape)}.")
+    n_rows, n_cols, n_tokens, _ = maps.shape
+    if len(tokens) != n_rows or any(len(t) != n_tokens for t in tokens):
+        raise ValueError(f"tokens must be {n_rows} lists of {n_tokens} labels, got {tokens!r}.")
+    if len(row_titles) != n_rows or len(col_titles) != n_cols:
+        raise ValueError(
+            f"need {n_rows} row titles and {n_cols} column titles, "
+            f"got {len(row_titles)} and {len(col_titles)}."
+        )
+    fig = new_figure(0.4 + 2.7 * n_cols, 0.5 + 2.5 * n_rows)
+    axes = fig.subplots(n_rows, n_cols, squeeze=False)
+    for r, c in ((r, c) for r in range(n_rows) for c in range(n_cols)):
+        ax, weights = axes[r, c], maps[r, c]  # weights: (T, T)
+        image = ax.imshow(weights, cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest")
+        _tokens_on_axis(ax, tokens[r], "x")
+        _tokens_on_axis(ax, tokens[r], "y")
+        ax.tick_params(axis="x", labelrotation=90, labelsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+        if r == 0:
+            ax.set_title(col_titles[c], fontsize=10)
+        if c == 0:
+            ax.set_ylabel(f"{row_titles[r]}\nquery", fontsize=9)
+        if r == n_rows - 1:
+            ax.set_xlabel("key", fontsize=9)
+        if annotate and n_tokens <= 8:
+            for i, j in ((i, j) for i in range(n_tokens) for j in range(n_tokens)):
+                w = float(weights[i, j])
+                colour = "white" if w > 0.5 else "black"
+                ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7, color=colour)
+    fig.colorbar(image, ax=axes, shrink=0.6, ticks=[0, 0.5, 1], label="attention weight")
+    return fig
 
 
 class WavePlot:
@@ -168,7 +222,7 @@ class WavePlot:
 
 def _heading(ax, text: str) -> None:
     """A title as plain text at the top of the axes (cheaper to redraw than ``set_title``)."""
-    ax.text(0.5, 1.02, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=10)
+    ax.text(0.5, 1.02, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=points(10))
 
 
 class SinusoidPlot:
@@ -386,7 +440,7 @@ class RopePlot:
         self.q_label = ax_circle.text(0, 0, "q", color="tab:blue", ha="center", va="center")
         self.k_label = ax_circle.text(0, 0, "k", color="tab:orange", ha="center", va="center")
         ax_circle.set(xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), xticks=[], yticks=[], aspect="equal")
-        self.title = ax_circle.set_title("", fontsize=10)
+        self.title = ax_circle.set_title("", fontsize=points(10))
         span = float(view.offsets.abs().max())
         if limit is None:
             limit = float(view.curve.abs().max()) * 1.1 + 1e-9
@@ -400,8 +454,8 @@ class RopePlot:
         ax_score.set(xlim=(-span, span), ylim=(-limit, limit), xlabel="m - n")
         ax_score.xaxis.set_major_locator(MaxNLocator(5, integer=True))
         ax_score.yaxis.set_major_locator(MaxNLocator(5))
-        ax_score.set_title("<R_m q, R_n k> against m - n", fontsize=10)
-        ax_score.legend(loc="upper right", fontsize=8)
+        ax_score.set_title("<R_m q, R_n k> against m - n", fontsize=points(10))
+        ax_score.legend(loc="upper right", fontsize=points(8))
         self.update(view)
 
     def update(self, view) -> None:
@@ -535,7 +589,7 @@ class ScalingPlot:
         ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel="pair i")
         ax_w.set_yticks([1, 3, 5], labels=["10", "1e3", "1e5"])
         ax_w.set_xticks([0, n_pairs // 2, n_pairs - 1])
-        ax_w.set_title("wavelength; grey: before; lines: L, sL", fontsize=9)
+        ax_w.set_title("wavelength; grey: before; lines: L, sL", fontsize=points(9))
         self.ratios = {  # dynamic dashed: at length sL it equals NTK, which shows beneath it
             name: ax_r.plot([], [], "--" if name == "dynamic" else "-", color=colour)[0]
             for name, colour in self.COLOURS.items()
@@ -544,7 +598,7 @@ class ScalingPlot:
         ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel="pair i")
         ax_r.set_xticks([0, n_pairs // 2, n_pairs - 1])
         ax_r.set_yticks([0, 0.5, 1])
-        ax_r.set_title("new/old frequency; dotted: YaRN ramp", fontsize=9)
+        ax_r.set_title("new/old frequency; dotted: YaRN ramp", fontsize=points(9))
         (self.plain,) = ax_p.plot([], [], "o-", color="0.6", markersize=3)
         (self.scaled,) = ax_p.plot([], [], "o-", markersize=3)
         (self.tuned,) = ax_p.plot([], [], "s--", markersize=3)
@@ -552,7 +606,7 @@ class ScalingPlot:
         ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title("perplexity: grey RoPE, -- fine-tuned", fontsize=9)
+        ax_p.set_title("perplexity: grey RoPE, -- fine-tuned", fontsize=points(9))
         self._method = None
         self.update(view)
 
@@ -581,3 +635,102 @@ class ScalingPlot:
                 line.set_data([], [])
             else:
                 line.set_data(steps, [math.log10(v) for v in curve])
+
+
+def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title="a learned table"):
+    """Chapter 2: how alike a table's positions are, every pair (left) and by offset (right).
+
+    cosines: (T, T), cos(P_s, P_t), or a block-averaged (T/b, T/b) copy (a lighter picture; the
+    axes still count positions); curve: (T,), entry k the mean over t of cos(P_t, P_t+k);
+    marks: offsets to dot and label on the curve. The offset axis is logarithmic (k = 1 .. T-1),
+    so the ripples at small k and the decay at large k both show. Returns the figure.
+    """
+    cosines, curve = _np(cosines), _np(curve)
+    n = curve.shape[0]
+    fig = new_figure(8.6, 3.1)
+    ax_map, ax_curve = fig.subplots(1, 2, width_ratios=[1, 1.35])
+    steps = plt.get_cmap(DIVERGING, 12)  # 12 colour steps: a light PNG of 512 x 512 stripes
+    image = ax_map.imshow(
+        cosines, cmap=steps, vmin=-1, vmax=1, extent=(0, n, n, 0), interpolation="nearest"
+    )
+    fig.colorbar(image, ax=ax_map, ticks=[-1, 0, 1], shrink=0.85)
+    ax_map.set(xlabel="position t", ylabel="position s")
+    ax_map.set_title(f"cos(P_s, P_t), {title}", fontsize=points(10))
+    offsets = range(1, n)
+    ax_curve.plot(offsets, curve[1:], linewidth=1, color="tab:blue")
+    ax_curve.axhline(0, color="gray", linewidth=0.8)
+    for k in marks:
+        ax_curve.plot([k], [curve[k]], "o", color="tab:red", markersize=4)
+        ax_curve.annotate(
+            f"{curve[k]:.2f}", (k, curve[k]), textcoords="offset points", xytext=(4, 6),
+            fontsize=points(8),
+        )  # fmt: skip
+    ax_curve.set(xscale="log", xlim=(1, n - 1), ylim=(-0.6, 1.05), xlabel="offset k (log scale)")
+    ax_curve.set_ylabel("mean over t of cos(P_t, P_t+k)", fontsize=points(9))
+    ax_curve.set_title("similarity by offset", fontsize=points(10))
+    return fig
+
+
+def component_waves(scores, pairs, start: int = 1, turns: float = 4.0):
+    """Chapter 2: principal components that turn in pairs, against position, one panel per pair.
+
+    scores: (T, n) principal-component scores (column j = component j along the positions);
+    pairs: objects with ``first``, ``second`` (0-based columns) and ``period`` (positions per turn),
+    e.g. ``learned_table.component_pairs``. Each panel shows positions start .. start + about
+    ``turns`` periods (at least 40, at most the table). Returns the figure.
+    """
+    scores = _np(scores)
+    n = scores.shape[0]
+    fig = new_figure(8.6, 1.0 + 1.1 * math.ceil(len(pairs) / 2))
+    axes = fig.subplots(math.ceil(len(pairs) / 2), 2, squeeze=False).ravel()
+    for ax, pair in zip(axes, pairs, strict=False):
+        stop = min(n, start + max(40, int(turns * pair.period)))
+        t = range(start, stop)
+        ax.plot(t, scores[start:stop, pair.first], linewidth=1, label=f"PC {pair.first + 1}")
+        ax.plot(t, scores[start:stop, pair.second], linewidth=1, label=f"PC {pair.second + 1}")
+        ax.axhline(0, color="gray", linewidth=0.6)
+        ax.set_title(
+            f"PC {pair.first + 1} and PC {pair.second + 1}: period {pair.period:.1f}",
+            fontsize=points(9),
+        )
+        ax.legend(fontsize=points(7), loc="upper right", ncol=2, handlelength=1)
+        ax.yaxis.set_major_locator(MaxNLocator(3))
+    for ax in axes[len(pairs) :]:
+        ax.set_visible(False)
+    for ax in axes[-2:]:
+        ax.set_xlabel("position t")
+    return fig
+
+
+def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float = 3.0):
+    """Chapter 3: a learned table's turning pairs (left) beside sinusoidal pairs (right).
+
+    scores: (T, n) principal-component scores of the learned table; pairs: objects with ``first``,
+    ``second`` and ``period`` (``learned_table.component_pairs``); sinusoid: (T', D) sinusoidal
+    table with T' >= T; sinusoid_pairs: one (i, wavelength) per learned pair, pair i being columns
+    2i (sin) and 2i + 1 (cos). Row r shows positions 1 .. about ``turns`` learned periods on both
+    sides, each curve scaled to an RMS of 1 so the shapes compare. Returns the figure.
+    """
+    scores, sinusoid = _np(scores), _np(sinusoid)
+    n = scores.shape[0]
+    fig = new_figure(8.2, 0.5 + 0.95 * len(pairs))
+    axes = fig.subplots(len(pairs), 2, squeeze=False)
+    for (ax_l, ax_r), pair, (i, wavelength) in zip(axes, pairs, sinusoid_pairs, strict=True):
+        stop = min(n, 1 + max(30, int(turns * pair.period)))
+        t = range(1, stop)
+        for column, colour in ((pair.first, "tab:blue"), (pair.second, "tab:orange")):
+            wave = scores[1:stop, column]
+            ax_l.plot(t, wave / (wave**2).mean() ** 0.5, linewidth=1, color=colour)
+        for column, colour in ((2 * i, "tab:blue"), (2 * i + 1, "tab:orange")):
+            ax_r.plot(t, sinusoid[1:stop, column] * 2**0.5, linewidth=1, color=colour)
+        ax_l.set_title(
+            f"MiniLM PC {pair.first + 1}, {pair.second + 1}: period {pair.period:.1f}",
+            fontsize=points(9),
+        )
+        ax_r.set_title(f"sinusoidal pair {i}: wavelength {wavelength:.1f}", fontsize=points(9))
+        for ax in (ax_l, ax_r):
+            ax.set_yticks([])
+            ax.set_xlim(1, stop - 1)
+    for ax in axes[-1]:
+        ax.set_xlabel("position t")
+    return fig

@@ -80,6 +80,14 @@ class Dashboard:
         controls_row = W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap"))
         heading = W.HTML(f"<b>{title}</b>")
         self.widget = W.VBox([heading, controls_row, self.readout, *figure_view])
+        # CSS classes name the parts for the browser tests (tests/browser) and page styles.
+        self.widget.add_class("posenc-dashboard")
+        controls_row.add_class("posenc-controls")
+        self.readout.add_class("posenc-readout")
+        for name, control in controls.items():
+            control.add_class(f"posenc-control-{name}")
+        if self.live:
+            canvas.add_class("posenc-figure")
         for control in controls.values():
             control.observe(self._on_change, names="value")
 
@@ -112,8 +120,23 @@ class Dashboard:
         self.result = result
         self.plot.update(self.result)
         self.readout.value = self._readout(self.result)
-        self.figure.canvas.draw_idle()
+        self._redraw()
         self.changes += 1
+
+    def _redraw(self) -> None:
+        """Show the changed figure.
+
+        With a browser showing the live canvas (ipympl stops syncing its still image once a view
+        says it is initialized), render and send the new frame now: ``draw_idle`` would ask the
+        browser to ask the kernel back for it, one more round trip per change (about 10 ms of a
+        key press's 80 in Chromium; benchmarks/bench_browser.py). Elsewhere (a notebook executed
+        with no browser, a test) ``draw_idle`` costs nothing until someone looks.
+        """
+        canvas = self.figure.canvas
+        if self.live and not getattr(canvas, "syncing_data_url", True):
+            canvas.draw()
+        else:
+            canvas.draw_idle()
 
     def png(self, caption: bool = False) -> bytes:
         """The figure as it stands, as PNG bytes.
@@ -192,6 +215,9 @@ def _values_to_visit(control) -> Iterator:
 
 
 _AUTO = W.Layout(width="auto", margin="0 16px 0 0")
+# A dropdown as wide as its label and longest option, at any font size (a fixed width cut the
+# chosen option off in the classroom demo, whose fonts are larger: tests/browser checks).
+_FIT = W.Layout(width="auto")
 
 # -- the dashboards -----------------------------------------------------------------------------------
 
@@ -212,7 +238,7 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
             value=orders[-1],  # reversed: the still image then shows a real reordering
             description="word order",
             style=style,
-            layout=W.Layout(width="240px"),
+            layout=_FIT,
         ),
         "positions": W.Checkbox(
             value=False, description="add position vectors", indent=False, layout=_AUTO
@@ -301,7 +327,7 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
             value="binary",
             description="table",
             style=style,
-            layout=W.Layout(width="250px"),
+            layout=_FIT,
         ),
         "n_positions": W.IntSlider(
             value=min(64, max_positions),
@@ -552,12 +578,12 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
             value="PI",
             description="scaling",
             style=style,
-            layout=W.Layout(width="240px"),
+            layout=_FIT,
         ),
         "factor": W.ToggleButtons(
             options=[("s = 2", 2), ("s = 4", 4), ("s = 8", 8)],
             value=4,
-            style={"button_width": "52px"},
+            style={"button_width": "4em"},  # 52 px in JupyterLab; grows with the demo's font
         ),
         "base": W.FloatLogSlider(
             value=10000, base=10, min=2, max=6, step=0.25, description="base", style=style

@@ -10,7 +10,7 @@ from conftest import answer_functions
 
 from posenc_lib import binary_encoding
 from posenc_lib.checks import FAIL
-from posenc_lib.checks.ch02 import QUESTIONS, q1, q2, q3
+from posenc_lib.checks.ch02 import QUESTIONS, _answers, q1, q2, q3, q4
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "02_naive_encodings.ipynb")
@@ -39,6 +39,42 @@ def _ratio(steps):
 def _gaps(i, j, lengths, divide=lambda n: n - 1):
     n = torch.tensor(lengths, dtype=torch.float32)
     return abs(i - j) / divide(n)
+
+
+def _curve(table, reduce=torch.mean, centre=False, raw=False, by_t=False):
+    """A learner's similarity-by-offset curve, (T,), with one of the usual slips switched on."""
+    table = table - table.mean(0) if centre else table
+    unit = table if raw else table / table.norm(dim=-1, keepdim=True)  # (T, D)
+    cosines = unit @ unit.T  # (T, T)
+    n = len(table)
+    if by_t:
+        return torch.stack([cosines.diagonal(k).sum() / n for k in range(n)])
+    return torch.stack([reduce(cosines.diagonal(k)) for k in range(n)])
+
+
+def _row_0(table):
+    """cos(P_0, P_k) for k = 0 .. T-1: only the first row's similarities, (T,)."""
+    return torch.cosine_similarity(table[:1], table, dim=-1)
+
+
+def _first_below(curve, threshold, strict=True, none=None):
+    for k in range(1, len(curve)):
+        if (curve[k] < threshold) if strict else (curve[k] <= threshold):
+            return k
+    return len(curve) if none is None else none
+
+
+def _last_at_or_above(table, threshold):
+    curve = _curve(table)
+    return max((k for k in range(1, len(curve)) if curve[k] >= threshold), default=0)
+
+
+def _distance_passes(table, threshold):
+    dist = torch.cdist(table, table)  # (T, T)
+    for k in range(1, len(table)):
+        if dist.diagonal(k).mean() > threshold:
+            return k
+    return len(table)
 
 
 WRONG = {
@@ -106,10 +142,31 @@ WRONG = {
         (lambda i, j, lengths: (abs(i - j) / (n - 1) for n in lengths), "or a generator"),
         (lambda i, j, lengths: [abs(i - j) / (n - 1) for n in lengths], "a Python list"),
     ],
+    "q4": [
+        (lambda table, thr: _first_below(_curve(table), thr) - 1, "one too small"),
+        (lambda table, thr: _first_below(_curve(table), thr, strict=False), "(<, not <=)"),
+        (lambda table, thr: _last_at_or_above(table, thr), "last offset whose mean is still"),
+        (lambda table, thr: _last_at_or_above(table, thr) + 1, "for good"),
+        (lambda table, thr: _first_below(_curve(table, torch.max), thr), "(max over t)"),
+        (lambda table, thr: _first_below(_curve(table, torch.min), thr), "(min over t)"),
+        (lambda table, thr: _first_below(_curve(table, raw=True), thr), "raw dot products"),
+        (lambda table, thr: _first_below(_row_0(table), thr), "position 0 only"),
+        (lambda table, thr: _distance_passes(table, thr), "distance ||P_t - P_t+k||"),
+        (lambda table, thr: _first_below(_curve(table, centre=True), thr), "no centring"),
+        (lambda table, thr: _first_below(_curve(table, by_t=True), thr), "divide by T - k"),
+        (lambda table, thr: _first_below(_curve(table), 0.5), "whatever the threshold"),
+        (lambda table, thr: _first_below(_curve(table), thr, none=-1), "return T, the table's"),
+        (lambda table, thr: _first_below(_curve(table), thr, none=len(table) - 1), "not 29"),
+        (lambda table, thr: _curve(table), "whole similarity curve"),
+        (lambda table, thr: float(_curve(table)[1]), "not a mean cosine"),
+        (lambda table, thr: _first_below(_curve(table), thr) + 2, "print your curve"),
+        (lambda table, thr: 10**6, "1 .. 47"),
+        (lambda table, thr: torch.tensor([1, 2]), "should be one number"),
+    ],
 }
 
 
-globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=8))
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=11))
 
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
@@ -173,3 +230,31 @@ def test_the_random_walk_has_steps_that_move_different_numbers_of_coordinates():
 
 def test_binary_reference_is_the_library_table():
     assert torch.equal(_bits(10, 5), binary_encoding(10, 5))
+
+
+def test_every_offset_mistake_gives_its_own_answers_on_the_public_and_hidden_inputs():
+    # A mistake is named by its answers on all four tables together, so no two may coincide.
+    for seed in range(6):
+        rights, wrongs = _answers(q4.cases(seed))
+        patterns = [tuple(rights)] + [tuple(v) for v in wrongs.values()]
+        assert len(set(patterns)) == len(patterns), seed
+
+
+def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
+    smooth, window, real, turning = q4.cases(0)
+    assert real.args[0].shape == (512, 384) and real.args[1] == 0.5
+    rights, _ = _answers(q4.cases(0))
+    assert rights[2] == 3  # MiniLM's mean cosine drops below 0.5 first at offset 3
+    assert rights[3] == len(turning.args[0])  # never below: the answer is T
+    curve = _curve(window.args[0].double())
+    assert curve[8] == 0.5 and rights[1] == 9  # exactly 0.5 at k = D/8: < and <= differ
+
+
+def test_no_threshold_sits_so_close_to_a_curve_value_that_float32_could_flip_it():
+    for seed in range(6):
+        for case in q4.cases(seed):
+            table, threshold = case.args
+            if "windows" in case.describe:
+                continue  # exact by construction
+            gap = (_curve(table.double())[1:] - threshold).abs().min()
+            assert gap > 1e-5, (seed, case.describe, float(gap))

@@ -1,21 +1,23 @@
-"""Chapter 2's exercises: the binary code, how uneven its steps are, and the normalized code's
-dependence on the sequence length.
+"""Chapter 2's exercises: the binary code, how uneven its steps are, the normalized code's
+dependence on the sequence length, and how fast a real learned table's similarity fades.
 
-    from posenc_lib.checks.ch02 import q1, q2, q3
+    from posenc_lib.checks.ch02 import q1, q2, q3, q4
     q1.check(binary_encoding); q1.hint(); q1.solution()
 
 The references are the library's own functions (``absolute.binary_encoding``,
-``naive.neighbour_distances``); the sentences name the usual mistakes by recomputing them.
+``naive.neighbour_distances``, ``learned_table.first_offset_below``); the sentences name the usual
+mistakes by recomputing them.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 import torch
 
-from .. import absolute, naive
+from .. import absolute, learned_table, naive
 from . import Case, Question, TooMany, as_number, as_tensor, close
 
 NOTEBOOK = "02_naive_encodings.ipynb"
@@ -308,5 +310,199 @@ class NormalizedGap(Question):
         return "Your gaps differ from the difference between the codes of tokens i and j, one per length T: work out both codes for one length by hand and compare."
 
 
-q1, q2, q3 = BinaryCode(), Unevenness(), NormalizedGap()
-QUESTIONS = (q1, q2, q3)
+# -- q4: where does a learned table's similarity fade? ------------------------------------------------
+
+
+def _first(curve: torch.Tensor, below) -> int:
+    """The first offset k >= 1 where below(curve[k]) holds, else len(curve). curve: (T,)."""
+    hits = below(curve[1:]).nonzero()  # offsets k - 1
+    return int(hits[0]) + 1 if hits.numel() else int(curve.shape[0])
+
+
+def _diagonals(matrix: torch.Tensor, reduce) -> torch.Tensor:
+    """reduce(diagonal k) for k = 0 .. T-1 of a (T, T) matrix: (T,)."""
+    return torch.stack([reduce(matrix.diagonal(k)) for k in range(matrix.shape[0])])
+
+
+_FROM_ZERO = "your offset is one too small: offsets count from 1 (the first pair of neighbours is k = 1), so return k itself, not its index in a list that starts at k = 1."
+_AT_THRESHOLD = "you stopped at an offset whose mean equals the threshold exactly (the sliding-windows table has one); the question asks for the first mean strictly below it (<, not <=)."
+
+
+def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
+    """The usual wrong answers for one (T, D) float64 table: the sentence naming each -> its answer.
+
+    The order is the order in which ``diagnose_all`` tries them.
+    """
+    n = table.shape[0]
+    cosines = learned_table.cosine_matrix(table)  # (T, T)
+    curve = _diagonals(cosines, torch.mean)  # (T,)
+    right = _first(curve, lambda c: c < threshold)
+    at_or_above = (curve[1:] >= threshold).nonzero()  # offsets k - 1
+    last = int(at_or_above[-1]) + 1 if at_or_above.numel() else 0
+    distances = _diagonals(torch.cdist(table, table), torch.mean)  # (T,)
+    by_t = torch.stack([cosines.diagonal(k).sum() / n for k in range(n)])  # (T,)
+    centred = learned_table.cosine_matrix(table - table.mean(0))  # (T, T)
+    return {
+        _FROM_ZERO: right - 1,
+        _AT_THRESHOLD: _first(curve, lambda c: c <= threshold),
+        "you returned the last offset whose mean is still at or above the threshold. The curve dips below the threshold and comes back above it; the question asks for the first offset below.": last,
+        "you returned the offset from which the curve stays below the threshold for good; it first dips below earlier. Return the first offset whose mean is below.": last + 1,
+        "you took the largest cosine at each offset (max over t); the curve is the mean over t of cos(P_t, P_t+k).": _first(_diagonals(cosines, torch.max), lambda c: c < threshold),
+        "you stopped at the first offset where any single pair drops below (min over t); average the T - k cosines at each offset first, then compare the mean.": _first(_diagonals(cosines, torch.min), lambda c: c < threshold),
+        "you averaged raw dot products <P_t, P_t+k>; divide each by ||P_t|| ||P_t+k|| to get the cosine, which does not depend on the rows' lengths.": _first(_diagonals(table @ table.T, torch.mean), lambda c: c < threshold),
+        "you compared every position with position 0 only; the curve averages cos(P_t, P_t+k) over every start t = 0 .. T-1-k.": _first(cosines[0], lambda c: c < threshold),
+        "you measured the distance ||P_t - P_t+k|| (and waited for it to pass the threshold), not the cosine similarity cos(P_t, P_t+k).": _first(distances, lambda d: d > threshold),
+        "you subtracted the mean row before taking cosines; measure the rows as they are, with no centring.": _first(_diagonals(centred, torch.mean), lambda c: c < threshold),
+        "you divided each offset's sum by T; offset k has only T - k pairs (t = 0 .. T-1-k), so divide by T - k (the mean of that diagonal).": _first(by_t, lambda c: c < threshold),
+        "you compared with 0.5 whatever the threshold; use the threshold the function is given.": _first(curve, lambda c: c < 0.5),
+    }  # fmt: skip
+
+
+def _smooth_table(n_pos: int, dim: int, generator: torch.Generator) -> torch.Tensor:
+    """A (T, D) float32 table like a trained one. float32.
+
+    Three rotations (a fast one, whose weight grows along the table, makes the similarity curve
+    ripple and differ from row 0's; a middle one; a slow drift), a shared offset (so centring
+    matters), rows whose lengths swell and shrink (so raw dot products differ from cosines), a
+    little noise (so the max and min over t differ from the mean), scaled to a mean squared row
+    length between 1 and 1.6 (so distances and dot products cross the threshold elsewhere).
+    """
+    t = torch.arange(n_pos, dtype=torch.float64)[:, None]  # (T, 1)
+
+    def uniform(low, high):
+        return low + (high - low) * float(torch.rand(1, generator=generator, dtype=torch.float64))
+
+    periods = torch.tensor(
+        [uniform(4.5, 8.5), uniform(12, 30), n_pos * uniform(3, 8)], dtype=torch.float64
+    )  # (3,)
+    weights = torch.tensor([uniform(0.5, 0.9), uniform(0.6, 1.0), 1.0], dtype=torch.float64)
+    growth = torch.ones(n_pos, 3, dtype=torch.float64)  # (T, 3)
+    growth[:, 0] = 0.2 + 0.8 * t[:, 0] / n_pos  # the fast rotation grows along the table
+    angles = 2 * math.pi * (t / periods + torch.rand(3, generator=generator, dtype=torch.float64))
+    waves = weights * growth  # (T, 3) radii
+    waves = torch.cat([waves * angles.cos(), waves * angles.sin()], dim=1)  # (T, 6)
+    basis, _ = torch.linalg.qr(torch.randn(dim, 7, generator=generator, dtype=torch.float64))
+    table = waves @ basis[:, :6].T + uniform(0.3, 0.9) * basis[:, 6]  # (T, D)
+    table = table + 0.04 * torch.randn(n_pos, dim, generator=generator, dtype=torch.float64)
+    table = table * (1 + 0.4 * torch.sin(2 * math.pi * t / uniform(8, 38) + uniform(0, 6)))
+    scale = math.sqrt(uniform(1.0, 1.6) / float(table.pow(2).sum(-1).mean()))
+    return (table * scale).float()
+
+
+def _window_table(n_pos: int, dim: int, generator: torch.Generator) -> torch.Tensor:
+    """A (T, D) float32 table of +-1 signs (times 1, 2 or 4): row t is +1 on a window of D/2 dims
+    that slides one dim per position, so cos(P_t, P_t+k) = 1 - 4k / D exactly for 4k <= 2D, and
+    the mean at k = D/8 equals 0.5 exactly, in float32 too. D: a square number, for exact norms."""
+    j = torch.arange(dim)[None, :]  # (1, D)
+    t = torch.arange(n_pos)[:, None]  # (T, 1)
+    signs = torch.where((j - t) % dim < dim // 2, 1.0, -1.0)  # (T, D)
+    return signs * 2.0 ** torch.randint(0, 3, (n_pos, 1), generator=generator)  # (T, D)
+
+
+def _turning_table(n_pos: int, period: float) -> torch.Tensor:
+    """(T, 2) float32: one point turning round a circle, a full turn every `period` positions."""
+    angle = 2 * math.pi * torch.arange(n_pos, dtype=torch.float64) / period  # (T,)
+    return torch.stack([angle.cos(), angle.sin()], dim=1).float()  # (T, 2)
+
+
+def _answers(cases) -> tuple[list[int], dict[str, list[int]]]:
+    """The right answer for each case, and each usual mistake's answer for each case."""
+    rights, wrongs = [], {}
+    for case in cases:
+        table, threshold = case.args
+        table = table.double()
+        rights.append(learned_table.first_offset_below(table, threshold))
+        for sentence, value in _offset_mistakes(table, threshold).items():
+            wrongs.setdefault(sentence, []).append(value)
+    return rights, wrongs
+
+
+def _told_apart(cases) -> bool:
+    """Every usual mistake fails on some case, and no two give the same answers on every case."""
+    rights, wrongs = _answers(cases)
+    patterns = [tuple(rights)] + [tuple(v) for v in wrongs.values()]
+    return len(set(patterns)) == len(patterns)
+
+
+class FirstOffsetBelow(Question):
+    name, function, points, notebook = "q4", "first_offset_below", 3, NOTEBOOK
+    title = "Where does a learned table's similarity fade?"
+    hints = (
+        "The curve at offset k is the mean, over every start t = 0 .. T-1-k, of cos(P_t, P_t+k). "
+        "Start with the cosine of every pair: scale each row to length 1, then one matrix product.",
+        "In the (T, T) matrix of cosines, the pairs k apart are the k-th diagonal: "
+        "matrix.diagonal(k) has T - k entries. Its .mean() is the curve at offset k.",
+        "Walk k = 1, 2, ..., T - 1 and return the first k whose mean is below the threshold "
+        "(strictly: <). If none is, return T, the table's length.",
+    )
+
+    def cases(self, seed=0):
+        from .. import minilm  # the real table, read from the installed package (once per process)
+
+        generator = _generator(seed, 4)
+        if seed == 0:
+            smooth, smooth_threshold, window, turning = (48, 24), 0.6, (40, 64), (30, 200.0, 0.2)
+            real_threshold = 0.5
+        else:
+            smooth = (_randint(60, 120, generator), _randint(24, 48, generator))
+            smooth_threshold = [0.45, 0.55, 0.6, 0.65][_randint(0, 4, generator)]
+            window = (_randint(60, 120, generator), 256)
+            turning = (_randint(40, 90, generator), 1000.0 * _randint(2, 6, generator), 0.3)
+            real_threshold = [0.3, 0.35, 0.4, 0.45][_randint(0, 4, generator)]
+        real = minilm.position_weight()  # (512, 384) float32
+        shape = f"shape {tuple(real.shape)}"
+        others = [
+            Case((_window_table(*window, generator), 0.5), f"table = sliding +-1 windows, shape {window}, threshold = 0.5"),
+            Case((real, real_threshold), f"table = MiniLM's position table, {shape}, threshold = {real_threshold}"),
+            Case((_turning_table(*turning[:2]), turning[2]), f"table = one slow turn, {turning[0]} positions, period {turning[1]:g}, threshold = {turning[2]}"),
+        ]  # fmt: skip
+        while True:  # a smooth table on which the usual mistakes are told apart
+            table = _smooth_table(*smooth, generator)
+            first = Case(
+                (table, smooth_threshold),
+                f"table = a smooth table, shape {tuple(table.shape)}, threshold = {smooth_threshold}",
+            )
+            right = learned_table.first_offset_below(table.double(), smooth_threshold)
+            if 3 <= right < smooth[0] // 3 and _told_apart([first, *others]):
+                return [first, *others]
+
+    def diagnose(self, case, value):
+        table, _ = case.args
+        n = table.shape[0]
+        if isinstance(value, torch.Tensor) and value.numel() in (n, n - 1):
+            return "You returned the whole similarity curve; return one offset, the first k where it drops below the threshold."
+        got, problem = as_number(value, "The offset")
+        if problem:
+            return problem
+        if got != round(got):
+            return "Return an offset, a whole number of positions (an int), not a mean cosine."
+        return None  # whole numbers are judged together, in diagnose_all
+
+    def diagnose_all(self, cases, values):
+        got = [int(round(float(v))) for v in values]
+        rights, wrongs = _answers(cases)
+        wrong_at = [i for i, (a, b) in enumerate(zip(got, rights, strict=True)) if a != b]
+        if not wrong_at:
+            return None
+        where = f" (Input: {cases[wrong_at[0]].describe}.)"
+        for sentence, answers in wrongs.items():  # a mistake that explains every answer
+            if answers == got:
+                return "Close, but " + sentence + where
+        n_rows = [case.args[0].shape[0] for case in cases]
+        if all(rights[i] == n_rows[i] for i in wrong_at):
+            i = wrong_at[0]
+            return f"No offset of this table drops below the threshold; the question asks you to return T, the table's length, in that case, not {got[i]}.{where}"
+        i = wrong_at[0]
+        for sentence, answers in wrongs.items():  # else, a mistake that explains the first miss
+            if answers[i] == got[i]:
+                return "Close, but " + sentence + where
+        if not 1 <= got[i] <= n_rows[i]:
+            return f"An offset between two positions of a {n_rows[i]}-row table is 1 .. {n_rows[i] - 1} (or {n_rows[i]} when none drops below).{where}"
+        return (
+            "Your offset is not the first k whose mean cosine over t = 0 .. T-1-k drops below the threshold: print your curve at offsets 1 to 10 and compare it with the lecture's."
+            + where
+        )
+
+
+q1, q2, q3, q4 = BinaryCode(), Unevenness(), NormalizedGap(), FirstOffsetBelow()
+QUESTIONS = (q1, q2, q3, q4)

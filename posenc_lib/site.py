@@ -1,0 +1,367 @@
+"""The course as a static website: ``make site`` (or ``python -m posenc_lib.site``) -> ``build/site/``.
+
+Every chapter's lecture, exercises and worked solutions become web pages with their committed
+outputs (figures, printed numbers, and each dashboard's still picture); nothing is re-executed, since
+nbval already proves the notebooks run. The pages are built with jupyter-book 1.x (Sphinx and
+myst-nb), offline: no launch buttons, no thebe, and MathJax served from the site itself (copied from
+the ``sphinx-mathjax-offline`` package) instead of a CDN. The folder has ``index.html`` at its top
+and can be published as it is (any static web server, or opened from disk).
+
+jupyter-book wants its sources under one root, so they are staged in ``build/site-src/``: the
+notebooks are copied (each lecture gains one cell linking its exercises and solutions; each
+solutions page is titled as such), and ``_config.yml``, ``_toc.yml`` and the index page are
+written. The index's chapter list is read from the start page's map (title, question, time,
+prerequisites), so the two cannot disagree.
+
+Imports nothing of the library: this is authoring, like ``authoring.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE_DIR = ROOT / "build" / "site"
+SOURCE_DIR = ROOT / "build" / "site-src"
+TITLE = "Positional encoding in Transformers"
+START = "00_start_here"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# The parts of MathJax 3 the pages load: the TeX-to-HTML bundle, its fonts and output code, the TeX
+# extensions it loads on demand, and its menu and accessibility parts (about 2 MB of the 24 MB).
+MATHJAX_PARTS = ["tex-chtml.js", "output/chtml", "input/tex/extensions", "ui", "a11y"]
+
+
+@dataclass
+class Chapter:
+    """One row of the start page's map, and the notebooks that go with it."""
+
+    key: str  # "01"
+    stem: str  # "01_order_blindness"
+    title: str
+    question: str
+    time: str
+    before: str
+
+
+@dataclass
+class SiteBuild:
+    """What ``build_site`` made: the folder, its pages, the seconds it took."""
+
+    folder: Path
+    pages: list[Path]
+    seconds: float
+    warnings: list[str]
+
+
+def course_map(root: Path = ROOT) -> list[Chapter]:
+    """The chapters in the start page's map that have a lecture notebook, in order."""
+    start = nbformat.read(root / "notebooks" / f"{START}.ipynb", as_version=4)
+    cells = [c.source for c in start.cells if c.cell_type == "markdown"]
+    table = next((s for s in cells if s.lstrip().startswith("## The map")), None)
+    if table is None:
+        raise ValueError(
+            f"notebooks/{START}.ipynb has no '## The map' cell: the site's chapter list is read "
+            "from it, so that the start page and the site cannot disagree."
+        )
+    stems = {p.name[:2]: p.stem for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    chapters = []
+    for line in table.splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) != 5 or not cols[0].isdigit():
+            continue
+        key = f"{int(cols[0]):02d}"
+        if key in stems:
+            chapters.append(Chapter(key, stems[key], *cols[1:]))
+    if not chapters:
+        raise ValueError(f"The map in notebooks/{START}.ipynb lists no chapter with a notebook.")
+    return chapters
+
+
+def _link_cell(chapter: Chapter, root: Path) -> nbformat.NotebookNode:
+    """The cell a staged lecture gains after its first: where its exercises and solutions are."""
+    links = []
+    if (root / "exercises" / f"{chapter.stem}.ipynb").exists():
+        links.append(
+            f"[exercises](../exercises/{chapter.stem}.ipynb) (download the notebook and run it "
+            "in JupyterLab: the checks answer as you go)"
+        )
+    if (root / "solutions" / f"{chapter.stem}.ipynb").exists():
+        links.append(f"[worked solutions](../solutions/{chapter.stem}.ipynb)")
+    links.append("[all chapters](../index.md)")
+    return nbformat.v4.new_markdown_cell(f"**On this site:** {' · '.join(links)}.")
+
+
+def _stage_notebook(source: Path, target: Path, chapter: Chapter | None, root: Path) -> None:
+    notebook = nbformat.read(source, as_version=4)
+    kind = notebook.metadata.get("posenc", {}).get("kind")
+    if kind == "lecture" and chapter is not None:
+        notebook.cells.insert(1, _link_cell(chapter, root))
+    if kind == "solutions" and notebook.cells:  # exercises and solutions share their first cell
+        first = notebook.cells[0]
+        first.source = first.source.replace(" exercises — ", " solutions — ", 1)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
+
+
+def index_page(chapters: list[Chapter], root: Path = ROOT) -> str:
+    """The site's front page (MyST Markdown): what the course is, and the chapter list."""
+    rows = []
+    for ch in chapters:
+        extra = [
+            f"[{label}]({folder}/{ch.stem}.ipynb)"
+            for folder, label in (("exercises", "exercises"), ("solutions", "solutions"))
+            if (root / folder / f"{ch.stem}.ipynb").exists()
+        ]
+        rows.append(
+            f"| {int(ch.key)} | [{ch.title}](notebooks/{ch.stem}.ipynb) | {ch.question} | "
+            f"{ch.time} | {ch.before} | {' · '.join(extra)} |"
+        )
+    return "\n".join(
+        [
+            f"# {TITLE}",
+            "",
+            "Why does a Transformer need to be told where each word is, and what are the ways of "
+            "telling it? Each chapter below is a notebook: read it here with its figures and "
+            "printed numbers, or run it in JupyterLab (`make lab` in the course folder) to move "
+            "the dashboards' controls and check your answers to the exercises.",
+            "",
+            f"Begin with [the start page](notebooks/{START}.ipynb): your setup, the map of the "
+            "course, and the library every chapter uses.",
+            "",
+            "| # | chapter | the question it answers | time | before it | exercises |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            "Times include the exercises. The figures that move in JupyterLab (the dashboards) show "
+            "here as still pictures, with the control settings they were drawn at written below.",
+            "",
+        ]
+    )
+
+
+def _config(exclude: list[str]) -> str:
+    """jupyter-book's _config.yml, as JSON (a subset of YAML): offline, nothing executed."""
+    config = {
+        "title": TITLE,
+        "author": "the posenc course",
+        "only_build_toc_files": True,
+        "exclude_patterns": exclude,
+        "execute": {"execute_notebooks": "off"},
+        "launch_buttons": {"notebook_interface": "", "binderhub_url": "", "thebe": False},
+        "repository": {"url": ""},
+        "html": {
+            "use_repository_button": False,
+            "use_issues_button": False,
+            "use_edit_page_button": False,
+            "use_multitoc_numbering": False,
+            "home_page_in_navbar": True,
+        },
+        "sphinx": {
+            "config": {
+                # A dashboard's output carries a widget view and a still PNG; with no kernel the
+                # view would say "Loading widget...", so the site shows the PNG.
+                "nb_mime_priority_overrides": [["html", WIDGET_VIEW, None]],
+                "mathjax_path": "mathjax/tex-chtml.js",
+                "html_show_sourcelink": False,
+                "language": "en",
+            },
+        },
+    }
+    return json.dumps(config, indent=1, ensure_ascii=False) + "\n"
+
+
+def _toc(chapters: list[Chapter], root: Path) -> str:
+    lines = ["format: jb-book", "root: index", "chapters:", f"  - file: notebooks/{START}"]
+    for ch in chapters:
+        lines.append(f"  - file: notebooks/{ch.stem}")
+        sections = [
+            f"      - file: {folder}/{ch.stem}"
+            for folder in ("exercises", "solutions")
+            if (root / folder / f"{ch.stem}.ipynb").exists()
+        ]
+        if sections:
+            lines += ["    sections:", *sections]
+    return "\n".join(lines) + "\n"
+
+
+def stage(source: Path, root: Path = ROOT, keys: list[str] | None = None) -> list[Chapter]:
+    """Write the book's sources into ``source``: notebooks, index, _config.yml, _toc.yml.
+
+    ``keys`` ('01', '03', ...) builds a subset of the chapters (the tests use it); None: all.
+    """
+    chapters = course_map(root)
+    if keys is not None:
+        unknown = sorted(set(keys) - {ch.key for ch in chapters})
+        if unknown:
+            raise ValueError(
+                f"No chapter {', '.join(unknown)} in the start page's map; it lists "
+                f"{', '.join(ch.key for ch in chapters)}."
+            )
+        chapters = [ch for ch in chapters if ch.key in keys]
+    if source.exists():
+        shutil.rmtree(source)
+    source.mkdir(parents=True)
+    _stage_notebook(
+        root / "notebooks" / f"{START}.ipynb", source / "notebooks" / f"{START}.ipynb", None, root
+    )
+    for ch in chapters:
+        for folder in ("notebooks", "exercises", "solutions"):
+            path = root / folder / f"{ch.stem}.ipynb"
+            if path.exists():
+                _stage_notebook(path, source / folder / path.name, ch, root)
+    (source / "index.md").write_text(index_page(chapters, root), encoding="utf-8")
+    (source / "_config.yml").write_text(
+        _config(["_build", "**/.ipynb_checkpoints"]), encoding="utf-8"
+    )
+    (source / "_toc.yml").write_text(_toc(chapters, root), encoding="utf-8")
+    return chapters
+
+
+def _copy_mathjax(static: Path) -> None:
+    """MathJax 3 from the sphinx-mathjax-offline package into the site's _static/mathjax/."""
+    spec = importlib.util.find_spec("sphinx-mathjax-offline")
+    if spec is None or spec.origin is None:
+        raise RuntimeError(
+            "The site serves MathJax itself, from the sphinx-mathjax-offline package, which is not "
+            "installed: run `make setup` (it is in the test extra of pyproject.toml)."
+        )
+    mathjax = Path(spec.origin).parent / "static" / "mathjax"
+    for part in MATHJAX_PARTS:
+        origin, target = mathjax / part, static / "mathjax" / part
+        if origin.is_dir():
+            shutil.copytree(origin, target, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, target)
+
+
+def build_site(
+    out: Path = SITE_DIR, source: Path = SOURCE_DIR, keys: list[str] | None = None
+) -> SiteBuild:
+    """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails."""
+    started = time.perf_counter()
+    stage(source, keys=keys)
+    book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    command = [book, "build", str(source), "--builder", "html", "--keep-going"]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    log = run.stdout + run.stderr
+    html = source / "_build" / "html"
+    if run.returncode != 0 or not (html / "index.html").exists():
+        raise RuntimeError(f"jupyter-book failed (exit {run.returncode}):\n{log[-4000:]}")
+    _copy_mathjax(html / "_static")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(html, out)
+    for leftover in (".buildinfo", ".doctrees"):
+        path = out / leftover
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    warnings = [line for line in log.splitlines() if re.search(r"WARNING|ERROR", line)]
+    pages = sorted(out.rglob("*.html"))
+    pages = [p for p in pages if "_static" not in p.parts]
+    return SiteBuild(out, pages, time.perf_counter() - started, warnings)
+
+
+class _References(HTMLParser):
+    """Every (tag, attribute, value, rel) of a page whose attribute is a href or src."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str, str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        for name in ("href", "src"):
+            if values.get(name):
+                self.found.append((tag, name, values[name], values.get("rel") or ""))
+
+
+def references(page: Path) -> list[tuple[str, str, str, str]]:
+    """(tag, attribute, value, rel) for every href and src in an HTML page."""
+    parser = _References()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.found
+
+
+def png_outputs(notebook: Path) -> int:
+    """How many image/png outputs a notebook's cells carry (figures and dashboard stills)."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+
+
+def check_site(folder: Path, source: Path = SOURCE_DIR) -> list[str]:
+    """What is wrong with a built site, one sentence each; an empty list when nothing is.
+
+    Every local href and src must point at a file of the site; no script or stylesheet may come
+    from the network (links in the text to papers may); every notebook's page must show at least
+    as many pictures (embedded, or files that exist) as the notebook has PNG outputs.
+    """
+    problems = []
+    for page in sorted(folder.rglob("*.html")):
+        if "_static" in page.parts:
+            continue
+        name = page.relative_to(folder).as_posix()
+        images = 0
+        for tag, attr, value, rel in references(page):
+            parts = urlsplit(value)
+            if parts.scheme in ("http", "https") or value.startswith("//"):
+                if tag in ("script", "img") or (tag == "link" and "icon" not in rel):
+                    problems.append(f"{name}: <{tag} {attr}> loads {value} from the network")
+                continue
+            if parts.scheme in ("data", "mailto", "javascript") or not parts.path:
+                images += tag == "img" and parts.scheme == "data"
+                continue
+            target = (page.parent / unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                problems.append(f"{name}: <{tag} {attr}={value!r}> points at a missing file")
+            elif tag == "img":
+                images += 1
+        notebook = source / page.relative_to(folder).with_suffix(".ipynb")
+        if notebook.exists() and images < (expected := png_outputs(notebook)):
+            problems.append(f"{name}: {images} pictures shown, but its notebook has {expected}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m posenc_lib.site",
+        description="Build the course as a static website (offline) into build/site/.",
+    )
+    parser.add_argument("--out", type=Path, default=SITE_DIR, help="the folder to write")
+    args = parser.parse_args(argv)
+    print("==> Building the course website with jupyter-book (committed outputs, offline)")
+    built = build_site(args.out)
+    size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
+    for line in built.warnings:
+        print("   ", line)
+    problems = check_site(built.folder)
+    for problem in problems:
+        print("    PROBLEM:", problem)
+    if problems:
+        raise SystemExit(f"The site in {built.folder} has {len(problems)} problems (above).")
+    where = built.folder.relative_to(ROOT) if built.folder.is_relative_to(ROOT) else built.folder
+    print(
+        f"==> {len(built.pages)} pages, {size / 1e6:.1f} MB, in {built.seconds:.0f} s: "
+        f"{where}/index.html (publish the folder as it is, or open that file in a browser)"
+    )
+
+
+if __name__ == "__main__":
+    main()
