@@ -32,7 +32,8 @@ DEMO_DIR = ROOT / "build" / "demo"
 CSS = """
 body, .jp-OutputArea-output, .widget-label, .widget-readout, .widget-html-content,
 .widget-dropdown select, .widget-toggle-button, .jupyter-widgets { font-size: 20px !important; }
-.widget-label { min-width: 9em !important; }
+.widget-label, .widget-checkbox label { min-width: 9em !important; font-size: 20px !important; }
+.widget-readout { margin-left: 0.6em !important; min-width: 4.5em !important; }
 .widget-hslider { width: 34em !important; }
 .widget-html-content { line-height: 1.4 !important; }
 h1 { font-size: 34px; }
@@ -115,6 +116,8 @@ def demo_notebook(chapter: str) -> dict:
     title = page_title(key)
     setup = (
         "%matplotlib widget\n"
+        "import torch\n"
+        "torch.set_num_threads(1)  # a dashboard's tensors are tiny: one thread is fastest\n"
         "from IPython.display import HTML, display\n"
         "from posenc_lib.demo import projector_style\n"
         "from posenc_lib.widgets import DASHBOARDS\n"

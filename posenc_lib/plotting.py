@@ -606,7 +606,7 @@ class ScalingPlot:
         ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title("perplexity: grey RoPE, -- fine-tuned", fontsize=points(9))
+        ax_p.set_title("perplexity; grey: RoPE, --: tuned", fontsize=points(9))
         self._method = None
         self.update(view)
 
