@@ -324,6 +324,7 @@ def _diagonals(matrix: torch.Tensor, reduce) -> torch.Tensor:
     return torch.stack([reduce(matrix.diagonal(k)) for k in range(matrix.shape[0])])
 
 
+_ONE_TOO_LARGE = "your offset is one too large: return the first k whose mean is below the threshold itself, not the k after it (a loop that adds 1 after the test, or an index counted from 1 into a list that already starts at k = 1)."
 _FROM_ZERO = "your offset is one too small: offsets count from 1 (the first pair of neighbours is k = 1), so return k itself, not its index in a list that starts at k = 1."
 _AT_THRESHOLD = "you stopped at an offset whose mean equals the threshold exactly (the sliding-windows table has one); the question asks for the first mean strictly below it (<, not <=)."
 
@@ -335,6 +336,9 @@ def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
     """
     n = table.shape[0]
     cosines = learned_table.cosine_matrix(table)  # (T, T)
+    dots = table @ table.T  # (T, T): <P_s, P_t>
+    lengths = table.norm(dim=-1)  # (T,)
+    mean_dots = _diagonals(dots, torch.mean)  # (T,)
     curve = _diagonals(cosines, torch.mean)  # (T,)
     right = _first(curve, lambda c: c < threshold)
     at_or_above = (curve[1:] >= threshold).nonzero()  # offsets k - 1
@@ -344,12 +348,17 @@ def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
     centred = learned_table.cosine_matrix(table - table.mean(0))  # (T, T)
     return {
         _FROM_ZERO: right - 1,
+        _ONE_TOO_LARGE: right + 1,
         _AT_THRESHOLD: _first(curve, lambda c: c <= threshold),
         "you returned the last offset whose mean is still at or above the threshold. The curve dips below the threshold and comes back above it; the question asks for the first offset below.": last,
         "you returned the offset from which the curve stays below the threshold for good; it first dips below earlier. Return the first offset whose mean is below.": last + 1,
         "you took the largest cosine at each offset (max over t); the curve is the mean over t of cos(P_t, P_t+k).": _first(_diagonals(cosines, torch.max), lambda c: c < threshold),
         "you stopped at the first offset where any single pair drops below (min over t); average the T - k cosines at each offset first, then compare the mean.": _first(_diagonals(cosines, torch.min), lambda c: c < threshold),
-        "you averaged raw dot products <P_t, P_t+k>; divide each by ||P_t|| ||P_t+k|| to get the cosine, which does not depend on the rows' lengths.": _first(_diagonals(table @ table.T, torch.mean), lambda c: c < threshold),
+        "you took the median of the cosines at each offset; the curve is their mean over t.": _first(_diagonals(cosines, torch.median), lambda c: c < threshold),
+        "you averaged |cos(P_t, P_t+k)|; keep the sign: a negative cosine (the rows point apart) must pull the mean down.": _first(_diagonals(cosines.abs(), torch.mean), lambda c: c < threshold),
+        "you averaged raw dot products <P_t, P_t+k>; divide each by ||P_t|| ||P_t+k|| to get the cosine, which does not depend on the rows' lengths.": _first(mean_dots, lambda c: c < threshold),
+        "you divided the dot products by the mean squared row length, one number for the whole table; divide each <P_t, P_t+k> by ||P_t|| ||P_t+k||, that pair's own lengths.": _first(mean_dots / lengths.pow(2).mean(), lambda c: c < threshold),
+        "you divided the mean dot product by the mean of ||P_t|| ||P_t+k|| (a ratio of means); take each pair's cosine first, then the mean of the cosines.": _first(mean_dots / _diagonals(torch.outer(lengths, lengths), torch.mean), lambda c: c < threshold),
         "you compared every position with position 0 only; the curve averages cos(P_t, P_t+k) over every start t = 0 .. T-1-k.": _first(cosines[0], lambda c: c < threshold),
         "you measured the distance ||P_t - P_t+k|| (and waited for it to pass the threshold), not the cosine similarity cos(P_t, P_t+k).": _first(distances, lambda d: d > threshold),
         "you subtracted the mean row before taking cosines; measure the rows as they are, with no centring.": _first(_diagonals(centred, torch.mean), lambda c: c < threshold),
@@ -424,9 +433,30 @@ def _told_apart(cases) -> bool:
     return len(set(patterns)) == len(patterns)
 
 
+_SLOW = "is there a loop that never ends?"
+_SLOW_HINT = (
+    "is there a loop that never ends, or one that does too much work in Python? MiniLM's table "
+    "has about 130,000 pairs (t, t + k); one matrix product gives all their cosines at once."
+)
+
+
+def _explains_misses(wrongs: dict[str, list[int]], got: list[int], wrong_at: list[int]) -> str:
+    """The one mistake that explains at least two of the learner's wrong answers, or "".
+
+    One matching whole number is often a coincidence (a stray k + 1 can equal the max-over-t
+    answer on one table), so a mistake is named only on two independent cases or more, and only
+    when no other mistake explains as many.
+    """
+    counts = {s: sum(answers[i] == got[i] for i in wrong_at) for s, answers in wrongs.items()}
+    best = max(counts.values(), default=0)
+    winners = [s for s, c in counts.items() if c == best]
+    return winners[0] if best >= 2 and len(winners) == 1 else ""
+
+
 class FirstOffsetBelow(Question):
     name, function, points, notebook = "q4", "first_offset_below", 3, NOTEBOOK
     title = "Where does a learned table's similarity fade?"
+    timeout = 10.0  # per call: a correct answer with a Python loop over pairs takes 2-5 s
     hints = (
         "The curve at offset k is the mean, over every start t = 0 .. T-1-k, of cos(P_t, P_t+k). "
         "Start with the cosine of every pair: scale each row to length 1, then one matrix product.",
@@ -442,19 +472,21 @@ class FirstOffsetBelow(Question):
         generator = _generator(seed, 4)
         if seed == 0:
             smooth, smooth_threshold, window, turning = (48, 24), 0.6, (40, 64), (30, 200.0, 0.2)
-            real_threshold = 0.5
+            real_threshold, swinging = 0.5, (40, 25.0, -0.5)
         else:
             smooth = (_randint(60, 120, generator), _randint(24, 48, generator))
             smooth_threshold = [0.45, 0.55, 0.6, 0.65][_randint(0, 4, generator)]
             window = (_randint(60, 120, generator), 256)
             turning = (_randint(40, 90, generator), 1000.0 * _randint(2, 6, generator), 0.3)
             real_threshold = [0.3, 0.35, 0.4, 0.45][_randint(0, 4, generator)]
+            swinging = (_randint(40, 90, generator), 20.0 + _randint(0, 12, generator) + 0.5, -0.45)
         real = minilm.position_weight()  # (512, 384) float32
         shape = f"shape {tuple(real.shape)}"
         others = [
             Case((_window_table(*window, generator), 0.5), f"table = sliding +-1 windows, shape {window}, threshold = 0.5"),
             Case((real, real_threshold), f"table = MiniLM's position table, {shape}, threshold = {real_threshold}"),
             Case((_turning_table(*turning[:2]), turning[2]), f"table = one slow turn, {turning[0]} positions, period {turning[1]:g}, threshold = {turning[2]}"),
+            Case((_turning_table(*swinging[:2]), swinging[2]), f"table = a fast turn, {swinging[0]} positions, period {swinging[1]:g}, threshold = {swinging[2]} (the cosine swings below 0)"),
         ]  # fmt: skip
         while True:  # a smooth table on which the usual mistakes are told apart
             table = _smooth_table(*smooth, generator)
@@ -476,7 +508,11 @@ class FirstOffsetBelow(Question):
             return problem
         if got != round(got):
             return "Return an offset, a whole number of positions (an int), not a mean cosine."
-        return None  # whole numbers are judged together, in diagnose_all
+        return None  # whole numbers (3, 3.0, a 0-d tensor) are judged together, in diagnose_all
+
+    def _judge(self, cases, outcomes):
+        status, message = super()._judge(cases, outcomes)
+        return status, message.replace(_SLOW, _SLOW_HINT)
 
     def diagnose_all(self, cases, values):
         got = [int(round(float(v))) for v in values]
@@ -493,9 +529,9 @@ class FirstOffsetBelow(Question):
             i = wrong_at[0]
             return f"No offset of this table drops below the threshold; the question asks you to return T, the table's length, in that case, not {got[i]}.{where}"
         i = wrong_at[0]
-        for sentence, answers in wrongs.items():  # else, a mistake that explains the first miss
-            if answers[i] == got[i]:
-                return "Close, but " + sentence + where
+        named = _explains_misses(wrongs, got, wrong_at)
+        if named:
+            return "Close, but " + named + where
         if not 1 <= got[i] <= n_rows[i]:
             return f"An offset between two positions of a {n_rows[i]}-row table is 1 .. {n_rows[i] - 1} (or {n_rows[i]} when none drops below).{where}"
         return (
