@@ -186,6 +186,18 @@ def test_the_learners_torch_defaults_do_not_leak_into_later_checks():
     assert torch.get_default_dtype() == torch.float32
 
 
+def test_checking_leaves_no_default_device_mode_behind():
+    """Restoring the default device must not install torch's device mode: every later torch call
+    would then pass through it in Python. A learner's own change of device is undone too."""
+    from torch.overrides import _get_current_function_mode_stack as modes
+
+    assert modes() == []
+    call(lambda: 1, ())
+    assert modes() == []
+    call(lambda: torch.set_default_device("meta"), ())
+    assert torch.get_default_device() == torch.device("cpu") and modes() == []
+
+
 def test_the_alarm_handler_is_given_back():
     before = signal.getsignal(signal.SIGALRM)
     call(lambda: 1, (), timeout=1.0)

@@ -144,5 +144,8 @@ def call(fn, args: tuple, timeout: float | None = 5.0) -> Outcome:
         return Outcome("raised", error=_describe(error))
     finally:  # the learner may have changed torch's defaults; later checks need them back
         torch.set_default_dtype(dtype)
-        torch.set_default_device(device)
+        if torch.get_default_device() != device:
+            # None, not "cpu": setting any device installs a mode that every later torch call
+            # then passes through in Python (measured: x + 1 on 3 numbers, 2.2 -> 3.4 us).
+            torch.set_default_device(None if device.type == "cpu" else device)
     return Outcome("returned", value)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from browser_setup import CHROMIUM_ARGS, INSTRUMENT, require_browser
 
 from posenc_lib.demo import chapters, voila_command, write_demos
+
+from .browser_setup import CHROMIUM_ARGS, INSTRUMENT, require_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "browser-artifacts"

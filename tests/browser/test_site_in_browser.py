@@ -13,9 +13,10 @@ import http.server
 import threading
 
 import pytest
-from browser_setup import require_browser
 
 from posenc_lib.site import build_site
+
+from .browser_setup import require_browser
 
 pytestmark = pytest.mark.timeout(180)
 

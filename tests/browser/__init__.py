@@ -1,0 +1,1 @@
+"""End-to-end tests in a real browser (Debian Chromium driven by Playwright)."""
