@@ -659,11 +659,12 @@ def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title="a learned tab
     offsets = range(1, n)
     ax_curve.plot(offsets, curve[1:], linewidth=1, color="tab:blue")
     ax_curve.axhline(0, color="gray", linewidth=0.8)
-    for k in marks:
+    for k in marks:  # each value written in a row below the curve, a thin line up to its dot
         ax_curve.plot([k], [curve[k]], "o", color="tab:red", markersize=4)
         ax_curve.annotate(
-            f"{curve[k]:.2f}", (k, curve[k]), textcoords="offset points", xytext=(4, 6),
-            fontsize=points(8),
+            f"{curve[k]:.3f}", (k, curve[k]), xytext=(k, -0.52), ha="left" if k == 1 else "center",
+            fontsize=points(8), color="tab:red",
+            arrowprops={"arrowstyle": "-", "color": "tab:red", "linewidth": 0.5, "alpha": 0.6},
         )  # fmt: skip
     ax_curve.set(xscale="log", xlim=(1, n - 1), ylim=(-0.6, 1.05), xlabel="offset k (log scale)")
     ax_curve.set_ylabel("mean over t of cos(P_t, P_t+k)", fontsize=points(9))
@@ -681,7 +682,7 @@ def component_waves(scores, pairs, start: int = 1, turns: float = 4.0):
     """
     scores = _np(scores)
     n = scores.shape[0]
-    fig = new_figure(8.6, 1.0 + 1.1 * math.ceil(len(pairs) / 2))
+    fig = new_figure(7.6, 0.8 + 0.95 * math.ceil(len(pairs) / 2))
     axes = fig.subplots(math.ceil(len(pairs) / 2), 2, squeeze=False).ravel()
     for ax, pair in zip(axes, pairs, strict=False):
         stop = min(n, start + max(40, int(turns * pair.period)))
@@ -695,6 +696,8 @@ def component_waves(scores, pairs, start: int = 1, turns: float = 4.0):
         )
         ax.legend(fontsize=points(7), loc="upper right", ncol=2, handlelength=1)
         ax.yaxis.set_major_locator(MaxNLocator(3))
+    for ax in axes[::2]:
+        ax.set_ylabel("component score", fontsize=points(8))
     for ax in axes[len(pairs) :]:
         ax.set_visible(False)
     for ax in axes[-2:]:
@@ -720,9 +723,14 @@ def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float
         t = range(1, stop)
         for column, colour in ((pair.first, "tab:blue"), (pair.second, "tab:orange")):
             wave = scores[1:stop, column]
-            ax_l.plot(t, wave / (wave**2).mean() ** 0.5, linewidth=1, color=colour)
-        for column, colour in ((2 * i, "tab:blue"), (2 * i + 1, "tab:orange")):
-            ax_r.plot(t, sinusoid[1:stop, column] * 2**0.5, linewidth=1, color=colour)
+            ax_l.plot(
+                t, wave / (wave**2).mean() ** 0.5, linewidth=1, color=colour,
+                label=f"PC {column + 1}",
+            )  # fmt: skip
+        for column, colour, name in ((2 * i, "tab:blue", "sin"), (2 * i + 1, "tab:orange", "cos")):
+            ax_r.plot(t, sinusoid[1:stop, column] * 2**0.5, linewidth=1, color=colour, label=name)
+        for ax in (ax_l, ax_r):
+            ax.legend(fontsize=points(7), loc="upper right", ncol=2, handlelength=1)
         ax_l.set_title(
             f"MiniLM PC {pair.first + 1}, {pair.second + 1}: period {pair.period:.1f}",
             fontsize=points(9),
@@ -731,6 +739,8 @@ def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float
         for ax in (ax_l, ax_r):
             ax.set_yticks([])
             ax.set_xlim(1, stop - 1)
+            ax.set_ylabel("scaled", fontsize=points(8))
+    axes[0, 0].set_ylabel("scaled (RMS 1)", fontsize=points(8))
     for ax in axes[-1]:
         ax.set_xlabel("position t")
     return fig

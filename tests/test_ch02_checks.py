@@ -41,15 +41,64 @@ def _gaps(i, j, lengths, divide=lambda n: n - 1):
     return abs(i - j) / divide(n)
 
 
-def _curve(table, reduce=torch.mean, centre=False, raw=False, by_t=False):
+def _curve(table, reduce=torch.mean, centre=False, raw=False, by_t=False, absolute=False):
     """A learner's similarity-by-offset curve, (T,), with one of the usual slips switched on."""
     table = table - table.mean(0) if centre else table
     unit = table if raw else table / table.norm(dim=-1, keepdim=True)  # (T, D)
     cosines = unit @ unit.T  # (T, T)
+    cosines = cosines.abs() if absolute else cosines
     n = len(table)
     if by_t:
         return torch.stack([cosines.diagonal(k).sum() / n for k in range(n)])
     return torch.stack([reduce(cosines.diagonal(k)) for k in range(n)])
+
+
+def _mean_norm_curve(table):
+    """Mean dot product at each offset over the mean squared row length of the whole table."""
+    dots = table @ table.T  # (T, T)
+    scale = table.pow(2).sum(-1).mean()
+    return torch.stack([dots.diagonal(k).mean() / scale for k in range(len(table))])
+
+
+def _ratio_of_means(table):
+    """Mean dot product at each offset over the mean of ||P_t|| ||P_t+k|| at that offset."""
+    dots, lengths = table @ table.T, table.norm(dim=-1)  # (T, T), (T,)
+    norms = lengths[:, None] * lengths[None, :]  # (T, T)
+    n = len(table)
+    return torch.stack([dots.diagonal(k).mean() / norms.diagonal(k).mean() for k in range(n)])
+
+
+def _cosines_along_dim_0(table, thr):
+    """cosine_similarity with dim=0: one number per column, not per pair of rows."""
+    for k in range(1, len(table)):
+        if torch.cosine_similarity(table[:-k], table[k:], dim=0).mean() < thr:
+            return k
+    return len(table)
+
+
+def _one_minus_cos_above(table, thr):
+    """Waits for the cosine distance 1 - cos to pass the threshold."""
+    return _first_below(-(1 - _curve(table)), -thr)
+
+
+def _normalised_along_positions(table, thr):
+    """Scales each column, not each row, to length 1."""
+    unit = table / table.norm(dim=0, keepdim=True)  # (T, D)
+    cosines = unit @ unit.T
+    return _first_below(torch.stack([cosines.diagonal(k).mean() for k in range(len(table))]), thr)
+
+
+def _per_pair_loop(table, thr):
+    """Right, but one torch call per pair: slow on MiniLM's 130,000 pairs."""
+    n = len(table)
+    curve = [1.0]  # the whole curve first, then the search
+    for k in range(1, n):
+        total = 0.0
+        for t in range(n - k):
+            a, b = table[t], table[t + k]
+            total += float(torch.dot(a, b) / (a.norm() * b.norm()))
+        curve.append(total / (n - k))
+    return _first_below(torch.tensor(curve), thr)
 
 
 def _row_0(table):
@@ -144,6 +193,14 @@ WRONG = {
     ],
     "q4": [
         (lambda table, thr: _first_below(_curve(table), thr) - 1, "one too small"),
+        (lambda table, thr: _first_below(_curve(table), thr) + 1, "one too large"),
+        (lambda table, thr: _first_below(_curve(table, torch.median), thr), "the median"),
+        (lambda table, thr: _first_below(_curve(table, absolute=True), thr), "keep the sign"),
+        (lambda table, thr: _first_below(_mean_norm_curve(table), thr), "mean squared row"),
+        (lambda table, thr: _first_below(_ratio_of_means(table), thr), "ratio of means"),
+        (_cosines_along_dim_0, "print your curve"),
+        (_one_minus_cos_above, "print your curve"),
+        (_normalised_along_positions, "print your curve"),
         (lambda table, thr: _first_below(_curve(table), thr, strict=False), "(<, not <=)"),
         (lambda table, thr: _last_at_or_above(table, thr), "last offset whose mean is still"),
         (lambda table, thr: _last_at_or_above(table, thr) + 1, "for good"),
@@ -160,6 +217,7 @@ WRONG = {
         (lambda table, thr: _curve(table), "whole similarity curve"),
         (lambda table, thr: float(_curve(table)[1]), "not a mean cosine"),
         (lambda table, thr: _first_below(_curve(table), thr) + 2, "print your curve"),
+        (lambda table, thr: float(_first_below(_curve(table), thr) + 2), "print your curve"),
         (lambda table, thr: 10**6, "1 .. 47"),
         (lambda table, thr: torch.tensor([1, 2]), "should be one number"),
     ],
@@ -240,12 +298,41 @@ def test_every_offset_mistake_gives_its_own_answers_on_the_public_and_hidden_inp
         assert len(set(patterns)) == len(patterns), seed
 
 
+def test_a_known_wrong_offset_answer_that_fails_on_any_seed_fails_on_the_public_inputs():
+    # Public ✓ must imply hidden ✓: no known mistake may slip through the public cases and be
+    # caught only by a grader's seed. (A ratio of means, mean <P_t, P_t+k> over mean
+    # ||P_t|| ||P_t+k||, is not the definition taught; the smooth table's odd long rows make it
+    # differ from the mean of the cosines, so it fails publicly too.)
+    public, hidden = q4.cases(0), [q4.cases(seed) for seed in range(1, 8)]
+    for fn, fragment in WRONG["q4"]:
+        fails_publicly = q4.judge(public, q4.run(fn, public)).status == FAIL
+        for seed, cases in enumerate(hidden, start=1):
+            if q4.judge(cases, q4.run(fn, cases)).status == FAIL:
+                assert fails_publicly, (fragment, seed)
+        assert fails_publicly, fragment
+
+
+@pytest.mark.parametrize("convert", [float, torch.tensor, lambda k: torch.tensor(k).double()])
+def test_whole_numbers_of_any_type_pass(convert):
+    # The prompt says "a whole number": 3.0, np.int64 and a 0-d tensor are all accepted.
+    verdict = q4.evaluate(lambda table, thr: convert(_first_below(_curve(table), thr)))
+    assert verdict.status != FAIL, verdict.message
+
+
+def test_a_correct_but_slow_answer_is_told_it_does_too_much_work_in_python(monkeypatch):
+    monkeypatch.setattr(q4, "timeout", 0.3)
+    message = q4.evaluate(_per_pair_loop).message
+    assert "too much work in Python" in message and "one matrix product" in message, message
+    assert q4.timeout == 0.3 and type(q4).timeout == 10.0
+
+
 def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
-    smooth, window, real, turning = q4.cases(0)
+    smooth, window, real, turning, swinging = q4.cases(0)
     assert real.args[0].shape == (512, 384) and real.args[1] == 0.5
     rights, _ = _answers(q4.cases(0))
     assert rights[2] == 3  # MiniLM's mean cosine drops below 0.5 first at offset 3
     assert rights[3] == len(turning.args[0])  # never below: the answer is T
+    assert swinging.args[1] < 0 and rights[4] < len(swinging.args[0])  # below a negative cosine
     curve = _curve(window.args[0].double())
     assert curve[8] == 0.5 and rights[1] == 9  # exactly 0.5 at k = D/8: < and <= differ
 
