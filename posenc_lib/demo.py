@@ -36,9 +36,14 @@ body, .jp-OutputArea-output, .widget-label, .widget-readout, .widget-html-conten
 .widget-readout { margin-left: 0.6em !important; min-width: 4.5em !important; }
 .widget-hslider { width: 34em !important; }
 .widget-html-content { line-height: 1.4 !important; }
+.posenc-readout, .posenc-readout .widget-html-content { font-size: 26px !important; }
+.widget-checkbox input[type=checkbox] { transform: scale(1.6); margin-right: 0.5em; }
 h1 { font-size: 34px; }
-@media (min-width: 1150px) { .jupyter-matplotlib-figure { zoom: 1.25; } }
-@media (min-width: 1400px) { .jupyter-matplotlib-figure { zoom: 1.5; } }
+/* The browser enlarges the figure (the kernel sends no more pixels per redraw); only as far as
+   the screen's width and height both allow, so the figure's bottom stays on screen. */
+@media (min-width: 1150px) and (min-height: 850px) { .jupyter-matplotlib-figure { zoom: 1.25; } }
+@media (min-width: 1400px) and (min-height: 900px) { .jupyter-matplotlib-figure { zoom: 1.5; } }
+@media (min-width: 1800px) and (min-height: 1000px) { .jupyter-matplotlib-figure { zoom: 1.8; } }
 """
 # Figures for a projector: 1.3x the pixels (dpi 80 -> 91) and text 1.25x larger in points, so
 # labels are 1.42x larger on screen. Pixels cost time on every redraw (ipympl sends a PNG of the
@@ -150,7 +155,9 @@ def write_demos(folder: Path = DEMO_DIR) -> dict[str, Path]:
     return paths
 
 
-def voila_command(target: Path, port: int, open_browser: bool) -> list[str]:
+def voila_command(
+    target: Path, port: int, open_browser: bool, *, idle_kernel_seconds: int = 60
+) -> list[str]:
     """The Voila command line that serves ``target`` (a notebook, or a folder of them)."""
     voila = shutil.which("voila", path=str(Path(sys.executable).parent)) or "voila"
     return [
@@ -164,6 +171,13 @@ def voila_command(target: Path, port: int, open_browser: bool) -> list[str]:
         "--VoilaConfiguration.show_tracebacks=False",
         "--VoilaConfiguration.strip_sources=True",
         "--theme=light",
+        # A busy port is an error, not a silent move to the next one: the address printed is
+        # the address served.
+        "--Voila.port_retries=0",
+        # Each page load starts a kernel (~300 MB); one whose page was closed or reloaded is shut
+        # down after idle_kernel_seconds idle. The page on the projector stays connected: kept.
+        f"--MappingKernelManager.cull_idle_timeout={idle_kernel_seconds}",
+        f"--MappingKernelManager.cull_interval={max(1, idle_kernel_seconds // 3)}",
     ]
 
 
@@ -179,6 +193,11 @@ def main(argv: list[str] | None = None) -> None:
     paths = write_demos()
     target = paths[chapter_key(args.chapter)] if args.chapter else DEMO_DIR
     url = f"http://127.0.0.1:{args.port}/"
+    if not args.chapter:
+        names = "\n".join(
+            f"    {key:>5}  {name.split(':', 1)[1].strip()}" for key, name in chapters().items()
+        )
+        print(f"==> Chapters (one at a time: make demo CHAPTER=03):\n{names}")
     print(
         f"==> Serving {target.relative_to(ROOT)} with Voila at {url} (Ctrl-C to stop)", flush=True
     )

@@ -99,7 +99,8 @@ def test_the_checker_fails_a_broken_site(site, tmp_path):
     page.write_text(text, encoding="utf-8")
     problems = check_site(broken, source)
     assert len(problems) == 3, problems
-    assert any("pictures shown, but its notebook has 7" in p for p in problems)
+    expected = png_outputs(source / "notebooks" / "03_sinusoidal.ipynb")
+    assert any(f"pictures shown, but its notebook has {expected}" in p for p in problems)
     assert any("from the network" in p for p in problems)
     assert any("nowhere.html" in p and "missing file" in p for p in problems)
 

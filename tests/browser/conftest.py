@@ -56,10 +56,7 @@ def demo_server(tmp_path_factory):
     names = chapters()  # chapter key -> DASHBOARDS name
     pages = {names[key]: path for key, path in write_demos(folder).items()}
     port = _free_port()
-    command = voila_command(folder, port, open_browser=False) + [
-        "--MappingKernelManager.cull_idle_timeout=2",
-        "--MappingKernelManager.cull_interval=1",
-    ]
+    command = voila_command(folder, port, open_browser=False, idle_kernel_seconds=2)
     log = open(folder / "voila.log", "wb")  # closed at teardown
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
