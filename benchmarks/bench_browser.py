@@ -175,10 +175,7 @@ def _free_port() -> int:
 
 def _start_voila(folder: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
-    command = voila_command(folder, port, open_browser=False) + [
-        "--MappingKernelManager.cull_idle_timeout=2",
-        "--MappingKernelManager.cull_interval=1",
-    ]
+    command = voila_command(folder, port, open_browser=False, idle_kernel_seconds=2)
     log = open(folder / "voila.log", "wb")  # open while the server runs
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
