@@ -115,8 +115,31 @@ def _stage_notebook(source: Path, target: Path, chapter: Chapter | None, root: P
     for cell in notebook.cells:  # the test suite's markers mean nothing to a reader
         if cell.cell_type == "code":
             cell.source = re.sub(r"^# NBVAL_\w+[^\n]*\n?", "", cell.source, flags=re.MULTILINE)
+    if kind == "lecture":
+        notebook.cells = _with_live_notes(notebook.cells, source)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)
+
+
+LIVE_NOTE = (
+    "*On this site the dashboard above is a still picture. To move its controls, open "
+    "`{path}` in JupyterLab (`make lab` in the course folder); to project it in class with no "
+    "code, run `make demo CHAPTER={key}`.*"
+)
+
+
+def _with_live_notes(cells: list, source: Path) -> list:
+    """The cells, with a note after each dashboard: where it is live (the site has no kernel)."""
+    out = []
+    key = source.stem.split("_", 1)[0]
+    key = "start" if key == "00" else key
+    for cell in cells:
+        out.append(cell)
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        if any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
+            note = LIVE_NOTE.format(path=f"notebooks/{source.name}", key=key)
+            out.append(nbformat.v4.new_markdown_cell(note))
+    return out
 
 
 def index_page(chapters: list[Chapter], root: Path = ROOT) -> str:

@@ -118,6 +118,7 @@ def test_dashboards_show_their_still_picture_not_loading_widget(site):
         assert "Loading widget" not in page and WIDGET_VIEW not in page, lecture.name
         assert "jupyter-widgets" not in page, "no widget script: there is no kernel to talk to"
         assert page.count("<img") >= png_outputs(lecture), lecture.name
+        assert "still picture" in page and f"notebooks/{lecture.name}" in page, lecture.name
     assert dashboards == len(list((ROOT / "notebooks").glob("*.ipynb")))  # one per lecture
 
 
