@@ -31,39 +31,23 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from posenc_lib.demo import chapters, voila_command, write_demos
+from posenc_lib.browser import chromium_path, launch_offline
+from posenc_lib.demo import chapters, voila_server, write_demos
 from posenc_lib.widgets import DASHBOARDS
-
-ROOT = Path(__file__).resolve().parents[1]
 
 WARMUP = 6
 PRESSES = 40
 QUIET_MS = 150
 TARGET_MS, LINE_TARGET_MS = 150.0, 100.0
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider)
 
 # Per key press: [key time, PNG arrival, decoded, painted, PNG bytes], all performance.now() ms.
@@ -167,39 +151,13 @@ def measure(page, dashboard) -> list[list[float]]:
     return rows
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_voila(folder: Path) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    command = voila_command(folder, port, open_browser=False, idle_kernel_seconds=2)
-    log = open(folder / "voila.log", "wb")  # open while the server runs
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    base = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(base, timeout=2):
-                return proc, base
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"Voila did not start; see {folder / 'voila.log'}") from None
-            time.sleep(0.3)
-
-
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def main() -> int:
-    chromium = "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
-    chromium = chromium or shutil.which("chromium")
+    chromium = chromium_path()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -210,18 +168,13 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="posenc-bench-"))
     names = chapters()
     pages = {names[key]: path for key, path in write_demos(work).items()}
-    proc, base = _start_voila(work)
     results = []
     try:
-        with sync_playwright() as p:
-            context = p.chromium.launch_persistent_context(
-                str(work / "profile"),
-                executable_path=chromium,
-                headless=True,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1400, "height": 1000},
-            )
-            context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda r: r.abort())
+        with (
+            voila_server(work, work / "voila.log", idle_kernel_seconds=2) as base,
+            sync_playwright() as p,
+        ):
+            context = launch_offline(p, str(work / "profile"), chromium)
             context.add_init_script(INSTRUMENT)
             for name, make in DASHBOARDS.items():
                 dashboard = make()
@@ -239,8 +192,6 @@ def main() -> int:
                 plt.close(dashboard.figure)
             context.close()
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())

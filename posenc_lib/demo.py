@@ -11,13 +11,20 @@ The notebooks are written to ``build/demo/`` each time (they are generated, not 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from . import plotting
@@ -179,6 +186,52 @@ def voila_command(
         f"--MappingKernelManager.cull_idle_timeout={idle_kernel_seconds}",
         f"--MappingKernelManager.cull_interval={max(1, idle_kernel_seconds // 3)}",
     ]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def voila_server(
+    target: Path, log: Path, *, idle_kernel_seconds: int = 60, timeout: float = 60.0
+) -> Iterator[str]:
+    """Serve ``target`` with Voila on a free local port; yields the base URL once it answers.
+
+    Voila runs in its own process group, its output going to ``log``; on the way out it is sent
+    SIGTERM (it then shuts its kernels down), and SIGKILL if it has not stopped within 20 s.
+    """
+    port = _free_port()
+    command = voila_command(target, port, False, idle_kernel_seconds=idle_kernel_seconds)
+    with open(log, "wb") as sink:
+        server = subprocess.Popen(
+            command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(base, timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    tail = log.read_text(errors="replace")[-2000:]
+                    raise RuntimeError(
+                        f"Voila did not start: {' '.join(command)}\n{tail}"
+                    ) from None
+                time.sleep(0.3)
+        yield base
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=5)
 
 
 def main(argv: list[str] | None = None) -> None:

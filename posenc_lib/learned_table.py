@@ -172,6 +172,42 @@ def principal_components(table, n_components=None) -> PCA:
     )
 
 
+def without_components(table, pca: PCA, components) -> torch.Tensor:
+    """The (T, D) table with the given components (1-based, as printed) taken out: P - S_c V_c.
+
+    ``pca`` must be ``principal_components(table)`` (all components, or at least those named).
+    """
+    table = _table("table", table, nonzero_rows=False)
+    n = pca.scores.shape[1]
+    columns = [check.positive_int("component", c, maximum=n) - 1 for c in components]
+    if pca.scores.shape[0] != table.shape[0] or pca.directions.shape[1] != table.shape[1]:
+        raise ValueError(
+            f"pca is of a {pca.scores.shape[0]} x {pca.directions.shape[1]} table, not of this "
+            f"{tuple(table.shape)} one."
+        )
+    return table - pca.scores[:, columns] @ pca.directions[columns]  # (T, D)
+
+
+def smoothed_noise(width, n_rows=512, dim=384, generator=None) -> torch.Tensor:
+    """A control table with no sinusoids in it: white noise blurred along the positions.
+
+    Each of the ``dim`` columns is Gaussian noise convolved with a Gaussian of ``width`` positions
+    (kernel scaled to unit norm, so every entry has variance 1). Neighbouring rows are alike and
+    far rows are not, as in a trained table, so its PCA finds wave-like components too. (T, D)
+    float64, from ``generator`` (a torch.Generator) if given.
+    """
+    width = check.positive_float("width", width)
+    n_rows = check.positive_int("n_rows", n_rows)
+    dim = check.positive_int("dim", dim)
+    reach = max(1, 3 * int(width))
+    check.table_size("smoothed_noise", n_rows + 2 * reach, dim)
+    x = torch.randn(dim, 1, n_rows + 2 * reach, generator=generator, dtype=torch.float64)
+    u = torch.arange(-reach, reach + 1, dtype=torch.float64)  # (2r+1,)
+    kernel = torch.exp(-0.5 * (u / width) ** 2)
+    blurred = torch.nn.functional.conv1d(x, (kernel / kernel.norm())[None, None])  # (D, 1, T)
+    return blurred[:, 0].T  # (T, D)
+
+
 def _signal(name: str, values, min_length: int = 4) -> torch.Tensor:
     check.float_tensor(name, values, min_rank=1, max_rank=1, shape_hint="(T,)")
     if values.is_complex() or values.numel() < min_length:

@@ -168,8 +168,9 @@ def embed(sentences: Sequence[str] | str, positions: bool = True) -> torch.Tenso
     return torch.nn.functional.normalize(pooled, dim=-1)
 
 
-def attention_maps(sentence: str, layer: int = 0, positions: bool = True) -> torch.Tensor:
-    """Attention weights of one layer for one sentence: (H, T, T), rows are queries.
+def attention_maps(sentence: str, layer: int | None = 0, positions: bool = True) -> torch.Tensor:
+    """Attention weights for one sentence, rows are queries: (H, T, T) for one layer, or
+    (L, H, T, T) for every layer with ``layer=None`` (one forward pass either way).
 
     Head h's map is softmax(Q_h K_h^T / sqrt(d_k)) (Vaswani et al. 2017, arXiv:1706.03762, eq. 1),
     d_k = 384 / 12 = 32. T counts [CLS] and [SEP]; ``load_minilm().tokens(sentence)`` gives the
@@ -177,14 +178,17 @@ def attention_maps(sentence: str, layer: int = 0, positions: bool = True) -> tor
     """
     minilm = load_minilm()
     n_layers = minilm.model.config.num_hidden_layers
-    layer = check.whole_int("layer", layer)
-    if not 0 <= layer < n_layers:
-        raise ValueError(
-            f"layer must be 0..{n_layers - 1} (MiniLM has {n_layers} layers), got {layer}."
-        )
+    if layer is not None:
+        layer = check.whole_int("layer", layer)
+        if not 0 <= layer < n_layers:
+            raise ValueError(
+                f"layer must be 0..{n_layers - 1} (MiniLM has {n_layers} layers), got {layer}."
+            )
     batch = minilm.encode([sentence])
     with torch.no_grad(), _positions(minilm, positions), _one_thread():
         out = minilm.model(**batch, output_attentions=True)
+    if layer is None:
+        return torch.stack([a[0] for a in out.attentions])  # (L, H, T, T)
     return out.attentions[layer][0]  # (H, T, T)
 
 

@@ -1,10 +1,6 @@
 """Classroom demo mode: the generated notebooks, the chapter names a teacher may type, the projector
 style, and one real Voila server serving chapter 3 with no code and no traceback shown."""
 
-import os
-import signal
-import socket
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +20,7 @@ from posenc_lib.demo import (
     page_title,
     projector_style,
     voila_command,
+    voila_server,
     write_demos,
 )
 from posenc_lib.widgets import DASHBOARDS, sinusoid_dashboard
@@ -119,12 +116,6 @@ def test_projector_style_refuses_sizes_that_break_the_figures(font, area, restor
         projector_style(font, area)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _get(url: str, timeout: float) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -142,44 +133,25 @@ def test_voila_serves_chapter_3_live_with_no_code(tmp_path):
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}},
     )
     nbformat.write(notebook, broken)
-    port, log = _free_port(), tmp_path / "voila.log"
+    log = tmp_path / "voila.log"
     started = time.perf_counter()
-    with open(log, "wb") as sink:
-        server = subprocess.Popen(
-            voila_command(tmp_path / "demo", port, open_browser=False),
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: the kernels stop with it
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            try:
-                status, _ = _get(base + "/", timeout=2)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                assert server.poll() is None, log.read_text()
-                assert time.perf_counter() - started < 30, "Voila did not answer in 30 s"
-                time.sleep(0.3)
-        assert status == 200
-        status, page = _get(f"{base}/voila/render/{paths['03'].name}", timeout=40)
+    with voila_server(tmp_path / "demo", log, timeout=30) as base:
+        status, page = _get(f"{base}voila/render/{paths['03'].name}", timeout=40)
         assert status == 200
         # The executed page: the dashboard's widget views, the chapter's title, and no code.
         assert page.count("application/vnd.jupyter.widget-view+json") >= 1
         assert f"<title>{page_title('03')}</title>" in page
         for code in ("DASHBOARDS[", "projector_style", "%matplotlib", "import "):
             assert code not in page, f"the page shows code: {code!r}"
-        status, failed = _get(f"{base}/voila/render/{broken.name}", timeout=40)
+        status, failed = _get(f"{base}voila/render/{broken.name}", timeout=40)
         # A failing cell: the class sees that it failed, not the traceback; the terminal does.
         assert status == 200 and "There was an error when executing cell" in failed
         assert "ZeroDivisionError" not in failed and "secret_variable_name" not in failed
         print(f"voila: page of {len(page):,} bytes, {time.perf_counter() - started:.1f} s in all")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(timeout=5)
-    assert server.returncode is not None
     assert "ZeroDivisionError" in log.read_text(errors="replace")
+
+
+def test_a_server_that_cannot_start_says_so_with_its_log(tmp_path):
+    with pytest.raises(RuntimeError, match="Voila did not start"):
+        with voila_server(tmp_path / "no such folder", tmp_path / "voila.log", timeout=30):
+            pass

@@ -18,6 +18,8 @@ from posenc_lib.learned_table import (
     first_offset_below,
     pair_rotation,
     principal_components,
+    smoothed_noise,
+    without_components,
 )
 from posenc_lib.sinusoid import dot_by_offset
 
@@ -213,3 +215,42 @@ def test_minilm_components_pair_into_four_rotations(minilm_table):
     assert found == [(0, 1, 5.7), (3, 5, 162.2), (4, 6, 53.7), (7, 9, 17.0)]
     assert all(p.quadrature > 0.97 for p in pairs)
     assert sum(p.explained for p in pairs) == pytest.approx(0.717, abs=2e-3)
+
+
+def test_without_components_takes_out_exactly_the_named_components():
+    table = _rotations([8.0, 40.0], [1.0, 0.5], noise=0.01)  # (512, 64)
+    pca = principal_components(table)
+    left = without_components(table, pca, [1, 2])  # the fast pair's plane removed
+    centred = left - left.mean(0)
+    assert (centred @ pca.directions[:2].T).abs().max() < 1e-10  # nothing left along PC 1, 2
+    assert torch.allclose(left @ pca.directions[2:].T, table @ pca.directions[2:].T, atol=1e-10)
+    everything = without_components(table, pca, range(1, pca.scores.shape[1] + 1))
+    assert torch.allclose(everything, table.mean(0).expand_as(table), atol=1e-10)  # the mean row
+
+
+@pytest.mark.parametrize("components", [[0], [65], [1.5]])
+def test_without_components_refuses_components_that_do_not_exist(components):
+    table = _rotations([8.0], [1.0])
+    with pytest.raises(ValueError, match="component"):
+        without_components(table, principal_components(table), components)
+
+
+def test_without_components_refuses_the_pca_of_another_table():
+    table = _rotations([8.0], [1.0])
+    with pytest.raises(ValueError, match="not of this"):
+        without_components(table[:100], principal_components(table), [1])
+
+
+def test_smoothed_noise_is_smooth_nearby_unrelated_far_and_repeatable():
+    table = smoothed_noise(10.0, generator=torch.Generator().manual_seed(0))
+    assert table.shape == (512, 384) and table.dtype == torch.float64
+    assert abs(float(table.var()) - 1.0) < 0.1  # a unit-norm kernel keeps unit variance
+    assert cosine_at_offset(table, 1) > 0.95 and abs(cosine_at_offset(table, 100)) < 0.05
+    again = smoothed_noise(10.0, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(table, again)
+
+
+@pytest.mark.parametrize("width", [0, -3.0, float("nan"), "wide"])
+def test_smoothed_noise_refuses_a_width_that_is_not_positive(width):
+    with pytest.raises(ValueError, match="width"):
+        smoothed_noise(width)

@@ -301,3 +301,10 @@ def test_attention_grid_draws_one_labelled_panel_per_map_and_refuses_mismatched_
         attention_grid(maps, [["a", "b"], ["b", "a"]], ["abc", "cba"], ["with", "without"])
     with pytest.raises(ValueError, match="2 row titles and 2 column titles"):
         attention_grid(maps, tokens, ["abc"], ["with", "without"])
+
+
+def test_attention_maps_of_every_layer_are_each_layers_map(model):
+    every = mini.attention_maps("the cat chased the mouse", layer=None)  # (L, H, T, T)
+    assert every.shape[0] == model.model.config.num_hidden_layers
+    for layer in range(every.shape[0]):
+        assert torch.equal(every[layer], mini.attention_maps("the cat chased the mouse", layer))

@@ -5,25 +5,15 @@ Without them every browser test is skipped with a message saying how to enable t
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
+
+from posenc_lib.browser import chromium_path
 
 ENABLE = (
     "to run them, install Chromium and a CJK font (sudo apt-get install --no-install-recommends "
     "chromium fonts-noto-cjk; .ci/run does this in CI) and the test extra (pip install -e "
     "'.[test]', which brings playwright; never `playwright install`, Debian's chromium is used)"
 )
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 # Runs in every page before its scripts: counts the figure's repaints. ipympl draws each frame it
 # receives on an offscreen canvas, then copies that canvas onto the visible one with drawImage; a
@@ -42,18 +32,6 @@ window.__posenc = {draws: 0, last: 0};
   };
 })();
 """
-
-
-def chromium_path() -> str | None:
-    """Debian's Chromium: /usr/bin/chromium, or `chromium` / `chromium-browser` on PATH."""
-    for candidate in (
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-    ):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def require_browser() -> str:

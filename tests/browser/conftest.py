@@ -8,32 +8,20 @@ saying how to enable them (``browser_setup.require_browser``).
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from posenc_lib.demo import chapters, voila_command, write_demos
+from posenc_lib.browser import launch_offline
+from posenc_lib.demo import chapters, voila_server, write_demos
 
-from .browser_setup import CHROMIUM_ARGS, INSTRUMENT, require_browser
+from .browser_setup import INSTRUMENT, require_browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "browser-artifacts"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -55,37 +43,8 @@ def demo_server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("demo")
     names = chapters()  # chapter key -> DASHBOARDS name
     pages = {names[key]: path for key, path in write_demos(folder).items()}
-    port = _free_port()
-    command = voila_command(folder, port, open_browser=False, idle_kernel_seconds=2)
-    log = open(folder / "voila.log", "wb")  # closed at teardown
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base, timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    tail = (folder / "voila.log").read_text(errors="replace")[-2000:]
-                    raise AssertionError(
-                        f"Voila did not start: {' '.join(command)}\n{tail}"
-                    ) from None
-                time.sleep(0.3)
+    with voila_server(folder, folder / "voila.log", idle_kernel_seconds=2) as base:
         yield DemoServer(base, pages)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # Voila shuts its kernels down on SIGTERM
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
-        log.close()
 
 
 @pytest.fixture(scope="session")
@@ -96,14 +55,7 @@ def browser():
 
     profile = tempfile.mkdtemp(prefix="posenc-chromium-")
     playwright = sync_playwright().start()
-    context = playwright.chromium.launch_persistent_context(
-        profile,
-        executable_path=executable,
-        headless=True,
-        args=CHROMIUM_ARGS,
-        viewport={"width": 1400, "height": 1000},
-    )
-    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/])"), lambda route: route.abort())
+    context = launch_offline(playwright, profile, executable)
     context.add_init_script(INSTRUMENT)
     try:
         yield context
