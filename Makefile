@@ -20,7 +20,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab test lint format bench exercises notebooks experiment demo site clean
+.PHONY: setup lab test test-portable lint format bench exercises notebooks experiment demo site clean
 
 setup: $(STAMP)
 
@@ -50,6 +50,28 @@ lab: setup
 test: setup lint
 	@echo "==> pytest: library tests, then every notebook under nbval"
 	$(BIN)/pytest
+
+# The checks again on the code paths of other processors, which this machine takes when told: no
+# SIMD at all (as on an unknown CPU), AVX2 only (most laptops, AMD), and MKL's results made the
+# same on every CPU with one thread. Every checked number must come out the same; see
+# CONTRIBUTING.md ("Numbers that pass on every CPU"). A setting is a comma-separated list of
+# variables; CI runs the first one after `make test`:
+#   make test-portable PORTABLE_SETTINGS=ATEN_CPU_CAPABILITY=default
+PORTABLE_SETTINGS ?= ATEN_CPU_CAPABILITY=default \
+	MKL_ENABLE_INSTRUCTIONS=AVX2,ATEN_CPU_CAPABILITY=avx2 \
+	MKL_CBWR=COMPATIBLE,OMP_NUM_THREADS=1
+# The lecture and solutions notebooks and the library's numeric tests (not the grader's sandbox,
+# the website, the browser or the setup, which print no numbers a CPU could change).
+PORTABLE_TESTS := notebooks solutions tests --ignore=tests/browser --ignore=tests/test_grade.py \
+	--ignore=tests/test_site.py --ignore=tests/test_demo.py --ignore=tests/test_setup.py \
+	--ignore=tests/test_notebooks.py --ignore=tests/test_printed_numbers.py
+
+test-portable: setup
+	@for setting in $(PORTABLE_SETTINGS); do \
+		echo "==> pytest with $$setting"; \
+		env $$(echo $$setting | tr , ' ') $(BIN)/pytest -q -p no:cacheprovider $(PORTABLE_TESTS) \
+			|| { echo "Failed with $$setting: a checked number depends on the processor."; exit 1; }; \
+	done
 
 lint: setup
 	@echo "==> ruff: lint and format"

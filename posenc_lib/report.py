@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from . import _validate as check
+from .bounds import FLOAT32, bound
 
 # The thresholds, stated once; the report prints each beside its measurement.
 UNIQUE_MIN = 1e-3  # smallest distance between two positions / RMS vector length
@@ -400,12 +401,18 @@ def _worst_relative_spread(table, measure) -> tuple[float, int]:
     return worst, worst_k
 
 
+def _shown(value: float) -> str:
+    """A measured spread as the report prints it: "< 1e-5" at rounding level (its digits would
+    differ between CPUs; see ``bounds``), else two significant digits."""
+    return bound(value, FLOAT32, prefix="< ") if value < FLOAT32 else f"{value:.2g}"
+
+
 def _distance_over_t(table) -> Property:
     spread, k = _worst_relative_spread(table, distances_at_offset)
     return Property(
         "distance over t",
         spread,
-        f"{spread:.2g}",
+        _shown(spread),
         f"≤ {SPREAD_MAX:g}",
         spread <= SPREAD_MAX,
         f"(max - min) / mean over t of ||PE_t - PE_t+k||, worst over k = 1, 2, 4, ... (k = {k})",
@@ -420,7 +427,7 @@ def _distance_over_length(short, long) -> Property:
     return Property(
         "distance over length",
         change,
-        f"{change:.2g}",
+        _shown(change),
         f"≤ {LENGTH_CHANGE_MAX:g}",
         change <= LENGTH_CHANGE_MAX,
         f"relative change of ||PE_k - PE_0||, k < {n}, between sequences of {n} and "
@@ -445,7 +452,7 @@ def _offset_similarity(table) -> Property:
     return Property(
         "offset-only similarity",
         spread,
-        f"{spread:.2g}",
+        _shown(spread),
         f"≤ {SPREAD_MAX:g}",
         spread <= SPREAD_MAX,
         f"(max - min) over t of <PE_t, PE_t+k> / mean ||PE_t||^2, worst over k (k = {k})",
@@ -467,7 +474,7 @@ def _extrapolation(short, long, failure, seen, unseen) -> Property:
     return Property(
         "extrapolation",
         change,
-        f"rows changed {change:.2g}",
+        f"rows changed {_shown(change)}",
         threshold,
         change <= EXTRAPOLATION_CHANGE_MAX,
         f"largest change of positions 0..{seen - 1} when the sequence grows to {unseen} tokens, "
