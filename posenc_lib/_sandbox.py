@@ -6,7 +6,8 @@ This module runs inside the child (see ``grade.py``) and nowhere else. The child
 2. runs the notebook's code cells one by one, each under a time limit, with stdout and stderr
    thrown away (a printed "all tests passed" reaches nobody), going on past a cell that fails;
 3. calls each question's function on the grader's inputs through ``checks.run.call`` (taken before
-   any learner code ran, so patching it changes nothing here) and sends the outcomes to the parent,
+   any learner code ran, so patching it changes nothing here), with the question's references
+   (resolved before any learner code ran) switched off, and sends the outcomes to the parent,
    one question at a time, as bytes that the parent reads with ``torch.load(weights_only=True)``:
    plain tensors, numbers, strings, lists and dicts only, never a pickle of learner objects.
 4. reports which of the library's and NumPy's / torch's comparison functions the cells replaced.
@@ -133,12 +134,16 @@ def encode(value):
         return {"__object__": f"NumPy array of {value.dtype}"}
     if isinstance(value, _run.TooMany):
         return {"__toomany__": True}
+    if isinstance(value, _run.Collected):
+        return {"__collected__": str(value.source), "items": [encode(v) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, complex):
         return {"__object__": "complex"}
     if isinstance(value, np.generic):
-        return encode(value.item())
+        if value.dtype.kind in "biuf":
+            return {"__npscalar__": value.item(), "dtype": str(value.dtype)}
+        return {"__object__": f"NumPy scalar of {value.dtype}"}
     if isinstance(value, (list, tuple)):
         items = [encode(v) for v in value]
         return {"__tuple__": items} if isinstance(value, tuple) else items
@@ -172,9 +177,12 @@ def child_main(conn, job: dict) -> None:
     _quiet()
     send = _sender(conn)
     call, time_limit = _run.call, _run._time_limit  # taken before learner code runs
-    originals = [(owner, name, getattr(owner, name)) for owner, name in WATCHED]
+    TimedOut = _run._TimedOut  # noqa: N806 - the class, taken before learner code runs
     chapter = sys.modules[job["module"]]
     questions = list(chapter.QUESTIONS)
+    references = {q.name: _run.resolve(q.references) for q in questions}
+    watched = [*WATCHED, *_reference_bindings(references)]
+    originals = [(owner, name, getattr(owner, name)) for owner, name in watched]
     chapter_names = {
         name: value for name, value in vars(chapter).items() if not name.startswith("__")
     }
@@ -187,10 +195,13 @@ def child_main(conn, job: dict) -> None:
         code = runnable(source)
         if not code.strip() or is_check_cell(code):
             continue
+        seconds = job.get("cell_seconds", CELL_SECONDS)
         try:
             compiled = compile(code, f"<cell {number}>", "exec")
-            with time_limit(job.get("cell_seconds", CELL_SECONDS)):
+            with time_limit(seconds):
                 exec(compiled, main.__dict__)  # noqa: S102 - running the submission is the job
+        except TimedOut:
+            failed_cells.append(f"cell {number}: did not finish within {seconds:g} s; stopped")
         except BaseException as error:  # noqa: BLE001 - a failing cell must not stop the rest
             failed_cells.append(f"cell {number}: {_run._describe(error)}")
     send({"kind": "cells", "failed": failed_cells[:20]})
@@ -203,16 +214,16 @@ def child_main(conn, job: dict) -> None:
         outcomes = []
         for case in cases[question.name]:
             try:
-                outcome = call(fn, case.args, question.timeout)
+                outcome = call(fn, case.args, question.timeout, references[question.name])
             except BaseException as error:  # noqa: BLE001 - KeyboardInterrupt from learner code
                 outcome = _run.Outcome("raised", error=_run._describe(error))
             outcomes.append([outcome.kind, encode(outcome.value), outcome.error])
-            if outcome.kind != "returned":
+            if outcome.kind != "returned" or isinstance(outcome.value, _run.TooMany):
                 break
         send({"kind": "question", "name": question.name, "missing": False, "outcomes": outcomes})
 
     replaced = [
-        f"{getattr(owner, '__name__', owner)}.{name}"
+        f"{getattr(owner, '__qualname__', getattr(owner, '__name__', owner))}.{name}"
         for owner, name, original in originals
         if getattr(owner, name, None) is not original
     ]
@@ -229,6 +240,19 @@ def child_main(conn, job: dict) -> None:
     send({"kind": "done", "replaced": replaced})
     conn.close()
     os._exit(0)  # skip atexit hooks a submission may have registered
+
+
+def _reference_bindings(references: dict) -> list[tuple]:
+    """(owner, attribute) pairs a submission may not replace: each reference's code and its name in
+    the module that defines it."""
+    pairs = []
+    for refs in references.values():
+        for ref in refs:
+            pairs.append((ref.function, "__code__"))
+            module = sys.modules.get(ref.function.__module__)
+            if module is not None and getattr(module, ref.function.__name__, None) is ref.function:
+                pairs.append((module, ref.function.__name__))
+    return pairs
 
 
 def _sender(conn):

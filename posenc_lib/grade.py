@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -36,10 +37,11 @@ from importlib import import_module
 from multiprocessing import spawn
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from . import _sandbox, checks
-from .checks.run import NOT_ATTEMPTED, Outcome, TooMany
+from .checks.run import KINDS, Collected, Outcome, TooMany
 
 STATUSES = ("ok", "error", "timeout", "invalid", "tampered")
 MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
@@ -101,8 +103,11 @@ def read_submission(path: Path, known: dict[str, str]) -> tuple[str, list[str]]:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             raise Invalid(f"the file is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
         notebook = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise Invalid(f"the file cannot be read ({type(error).__name__})") from None
+    except UnicodeDecodeError:
+        raise Invalid("the file cannot be read: it is not UTF-8 text") from None
+    except OSError as error:
+        why = error.strerror or "it cannot be opened"
+        raise Invalid(f"the file cannot be read: {why[:1].lower()}{why[1:]}") from None
     except ValueError:
         raise Invalid("the file is not a notebook: it is not valid JSON") from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
@@ -134,6 +139,18 @@ def decode(value):
             return value["__ndarray__"].numpy()
         if "__toomany__" in value:
             return TooMany()
+        if "__npscalar__" in value:
+            try:
+                dtype = np.dtype(str(value.get("dtype"))[:20])
+                if dtype.kind in "biuf" and isinstance(value["__npscalar__"], (bool, int, float)):
+                    return dtype.type(value["__npscalar__"])
+            except (TypeError, ValueError, OverflowError):
+                pass
+            return _Opaque("NumPy scalar")
+        if "__collected__" in value and isinstance(value.get("items"), list):
+            collected = Collected(decode(v) for v in value["items"])
+            collected.source = str(value["__collected__"])[:20]
+            return collected
         if "__tuple__" in value:
             return tuple(decode(v) for v in value["__tuple__"])
         return _Opaque(str(value.get("__object__", "object")))
@@ -183,7 +200,14 @@ class Grader:
         except Invalid as error:
             row.status, row.reason = "invalid", str(error)
         except Exception as error:  # noqa: BLE001 - a grader bug must not lose the row
-            row.status, row.reason = "error", f"the grader failed: {type(error).__name__}: {error}"
+            row.status, row.reason = (
+                "error",
+                (
+                    "the grader itself failed on this notebook (not the notebook's fault); please "
+                    "report it with the notebook"
+                ),
+            )
+            traceback.print_exception(error, file=sys.stderr)  # the details, for the teacher
         row.seconds = time.perf_counter() - started
         return row
 
@@ -222,8 +246,14 @@ class Grader:
                     message = torch.load(io.BytesIO(data), weights_only=True)
                 messages.append(message)
                 done = isinstance(message, dict) and message.get("kind") == "done"
-        except Exception as error:  # noqa: BLE001 - a garbled message
-            row.status, row.reason = "tampered", f"the grading channel was garbled ({error})"
+        except Exception:  # noqa: BLE001 - a garbled message
+            row.status, row.reason = (
+                "tampered",
+                (
+                    "the grading channel was garbled: the notebook sent something that is not a "
+                    "grading result"
+                ),
+            )
         finally:
             timed_out = not done and time.monotonic() >= deadline
             self._stop(process)
@@ -266,7 +296,7 @@ class Grader:
             elif message.get("missing"):
                 verdict = checks.Verdict(
                     name,
-                    NOT_ATTEMPTED,
+                    checks.NOT_ATTEMPTED,
                     f"there is no function `{question.function}` in the notebook.",
                     0,
                     question.points,
@@ -321,7 +351,7 @@ def _outcome(raw) -> Outcome:
     if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], str)):
         return Outcome("raised", error="an unreadable result")
     kind, value, error = raw
-    if kind not in ("returned", "raised", "timed out", NOT_ATTEMPTED):
+    if kind not in KINDS:
         return Outcome("raised", error="an unreadable result")
     return Outcome(kind, decode(value), str(error)[:300])
 

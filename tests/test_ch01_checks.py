@@ -9,7 +9,6 @@ import torch
 from chapter_checks import standard_tests
 from conftest import answer_functions
 
-from posenc_lib import sinusoidal_encoding
 from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch01 import QUESTIONS, _gap, _random_order, q1, q2, q3, q4, q5
 
@@ -45,7 +44,24 @@ def _rows(T, i, j):
 
 
 def _positions(x):
-    return sinusoidal_encoding(*x.shape)
+    """Sinusoidal position vectors, (T, D), written here (the library's are off during a check)."""
+    t = torch.arange(x.shape[0], dtype=torch.float32)[:, None]  # (T, 1)
+    angles = t / 10000 ** (torch.arange(0, x.shape[1], 2) / x.shape[1])  # (T, D/2)
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).reshape(x.shape)  # (T, D)
+
+
+def _causal_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = (q @ k.T / math.sqrt(w_k.shape[1])).masked_fill(
+        torch.ones(len(x), len(x), dtype=torch.bool).triu(1), float("-inf")
+    )
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _softmax_over_everything(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.T / math.sqrt(w_k.shape[1])
+    return torch.softmax(scores.flatten(), dim=0).view(len(x), len(x)) @ v
 
 
 WRONG = {
@@ -62,6 +78,11 @@ WRONG = {
         (lambda x, a, b, c: (_attention(x, a, b, c), None), "tuple"),
         (lambda x, a, b, c: _attention(x, a, b, c).tolist(), "torch tensor"),
         (lambda x, a, b, c: _attention(x, a, b, c) + 0.01, "right shape but not the right values"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(c.shape[1])), "uses d_v"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(x.shape[0])), "uses T"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(2)), "right shape but not"),
+        (_causal_attention, "causal mask"),
+        (_softmax_over_everything, "whole score matrix"),
     ],
     "q2": [
         (lambda order: _permutation(order).T, "transpose"),
@@ -69,10 +90,11 @@ WRONG = {
         (lambda order: 2 * _permutation(order), "0 or 1"),
         (lambda order: torch.zeros(len(order), len(order) + 1), "shape"),
         (lambda order: _permutation(order).tolist(), "torch tensor"),
-        (lambda order: _permutation(order).long(), "float tensor"),
-        (lambda order: _permutation(order).numpy(), "not a NumPy array"),
-        (lambda order: _permutation(order).bool(), "float tensor"),
+        (lambda order: _permutation(order).long(), "tensor of floats"),
+        (lambda order: _permutation(order).numpy(), "NumPy array"),
+        (lambda order: _permutation(order).bool(), "tensor of floats"),
         (lambda order: torch.ones(len(order), len(order)).triu(), "exactly one 1"),
+        (lambda order: _permutation(order).squeeze(), "shape (1, 1)"),
     ],
     "q3": [
         (lambda f, x, o: _swapped_gap(f, x, o, out_order=lambda o: list(range(len(o)))), "P f(X)"),
@@ -84,6 +106,9 @@ WRONG = {
         (lambda f, x, o: -_swapped_gap(f, x, o), "cannot be negative"),
         (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.norm()), "not the norm"),
         (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: d.norm(dim=-1).max()), "row norm"),
+        (lambda f, x, o: _swapped_gap(f, x, o, reduce=lambda d: (-d).max()), "whichever side"),
+        (lambda f, x, o: _swapped_gap(f, x, _inverse(o)), "both sides with the inverse"),
+        (lambda f, x, o: float((f(x[o]) - f(x)[:, o]).abs().max()), "shapes do not line up"),  # columns
     ],
     "q4": [
         (lambda x: x, "unchanged"),
@@ -97,6 +122,8 @@ WRONG = {
         (lambda x: x[:, :2] + 1, "shape"),
         (lambda x: x + _positions(x) * float("nan"), "NaN"),
         (lambda x: _positions(x), "differs between two inputs"),  # forgot to add x
+        (lambda x: x + 0.1 * torch.arange(x.shape[1]), "same vector at every position"),  # by column
+        (lambda x: x + 0.1 * torch.arange(5.0)[:, None][: len(x)], "shapes do not line up"),  # 5 rows
     ],
     "q5": [
         (lambda T, i, j: [t for t in range(T) if t not in (i, j)], "between the two swapped"),
@@ -104,11 +131,16 @@ WRONG = {
         (lambda T, i, j: list(range(T)), "between the two swapped"),
         (lambda T, i, j: [], "after both swapped words"),
         (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t >= max(i, j)], "rows of the two swapped"),
-        (lambda T, i, j: _rows(T, i, j) + ([2] if T == 6 else []), "1 of your rows does change"),
+        (lambda T, i, j: sorted(_rows(T, i, j) + ([min(i, j) + 1] if abs(i - j) > 2 else [])), "1 of your rows does change"),
+        (lambda T, i, j: [t for t in range(T) if t < i or t > j or i == j], "between the two swapped"),  # i < j
+        (lambda T, i, j: [] if i == j else _rows(T, i, j), "nothing is swapped"),
+        (lambda T, i, j: [t for t in _rows(T, i, j) if t > 0], "left out"),  # range(1, T)
+        (lambda T, i, j: [t for t in _rows(T, i, j) if t < T - 1], "after both swapped words"),  # range(T - 1)
+        (lambda T, i, j: [t for t in _rows(T, i, j) if t < 20], "after both swapped words"),  # range(20)
         (lambda T, i, j: [t for t in range(T) if t > max(i, j)], "left out"),
         (lambda T, i, j: [T], "run from 0"),
-        (lambda T, i, j: "0, 4", "collection of row numbers"),
-        (lambda T, i, j: [0.0], "plain int"),
+        (lambda T, i, j: "0, 4", "should be a list of ints"),
+        (lambda T, i, j: [0.0], "list of floats"),
         (lambda T, i, j: [t for t in range(T) if t < min(i, j) or t > max(i, j)], "nothing is swapped"),
     ],
 }  # fmt: skip
@@ -147,10 +179,44 @@ def test_a_tensor_subclass_cannot_lie_to_the_judge(capsys):
 
 
 def test_hidden_inputs_share_no_case_with_the_public_ones():
+    # Except a boundary that has one form only: the order of a single word.
     for question in QUESTIONS:
         public = {c.describe for c in question.cases(0)}
         for seed in range(1, 6):
-            assert not public & {c.describe for c in question.cases(seed)}, question.name
+            shared = public & {c.describe for c in question.cases(seed)}
+            assert shared <= {"order = [0]"}, question.name
+
+
+@pytest.mark.parametrize("seed", range(21))
+def test_every_draw_holds_every_clause_of_the_questions(seed):
+    # q1: T, D, d_k and d_v all differ, so each wrong scale or shape is caught.
+    for case in q1.cases(seed):
+        x, w_q, w_k, w_v = case.args
+        assert len({x.shape[0], x.shape[1], w_k.shape[1], w_v.shape[1]}) == 4
+    assert len({case.args[2].shape[1] for case in q1.cases(seed)}) == len(q1.cases(seed))
+    # q2: a one-word order, and orders that differ from their inverse.
+    orders = [case.args[0] for case in q2.cases(seed)]
+    assert [0] in orders and any(o != _inverse(o) for o in orders)
+    # q3: a layer whose width changes (D' != D); a signed max fails one way and the other.
+    plain, positions, causal = q3.cases(seed)
+    f, x, o = causal.args
+    assert f(x).shape[1] not in (x.shape[1], x.shape[0])
+    for case, sign in ((positions, 1), (causal, -1)):
+        f, x, o = case.args
+        diff = sign * (f(x[o]) - f(x)[o])
+        assert -diff.min() > 1.1 * diff.max() > 0
+    # q4: two inputs of each shape; a table longer than 12 rows.
+    shapes = [tuple(case.args[0].shape) for case in q4.cases(seed)]
+    assert all(shapes.count(s) == 2 for s in shapes) and max(s[0] for s in shapes) >= 12
+    # q5: i < j and i > j with rows before, between and after; i == j; a pair at 0, one at T - 1;
+    # a sentence past 20 words.
+    triples = [case.args for case in q5.cases(seed)]
+    full = [(T, i, j) for T, i, j in triples if 0 < min(i, j) < max(i, j) - 1 < T - 2]
+    assert any(i < j for _, i, j in full) and any(i > j for _, i, j in full)
+    assert any(i == j for _, i, j in triples)
+    assert any(min(i, j) == 0 and i != j for _, i, j in triples)
+    assert any(max(i, j) == T - 1 and i != j for T, i, j in triples)
+    assert any(max(_rows(T, i, j), default=0) >= 20 for T, i, j in triples)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -9,7 +9,7 @@ from chapter_checks import standard_tests
 from conftest import answer_functions
 
 from posenc_lib import binary_encoding
-from posenc_lib.checks import FAIL
+from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch02 import QUESTIONS, _answers, q1, q2, q3, q4
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,31 +41,46 @@ def _gaps(i, j, lengths, divide=lambda n: n - 1):
     return abs(i - j) / divide(n)
 
 
+def _by_offset(matrix, reduce=torch.mean, by_t=False):
+    """reduce(matrix.diagonal(k)) for k = 0 .. T-1 at once, (T,): mean, max, min or median.
+
+    One gather instead of T Python calls (MiniLM's table has 512 diagonals, and the known-wrong
+    answers run on it for every hidden seed). by_t: each diagonal's sum divided by T.
+    """
+    n = len(matrix)
+    t = torch.arange(n)
+    cols = t[None, :] + t[:, None]  # (T, T): row k, column t -> t + k
+    valid = cols < n  # (T, T): the T - k pairs of offset k
+    pairs = matrix[t[None, :].expand(n, n), cols.clamp(max=n - 1)]  # (T, T): matrix[t, t + k]
+    if by_t or reduce is torch.mean:
+        total = pairs.where(valid, 0.0).sum(1)  # (T,)
+        return total / n if by_t else total / valid.sum(1)
+    if reduce is torch.max:
+        return pairs.where(valid, -torch.inf).amax(1)
+    if reduce is torch.min:
+        return pairs.where(valid, torch.inf).amin(1)
+    return pairs.where(valid, torch.nan).nanmedian(1).values  # the lower middle, as torch.median
+
+
 def _curve(table, reduce=torch.mean, centre=False, raw=False, by_t=False, absolute=False):
     """A learner's similarity-by-offset curve, (T,), with one of the usual slips switched on."""
     table = table - table.mean(0) if centre else table
     unit = table if raw else table / table.norm(dim=-1, keepdim=True)  # (T, D)
     cosines = unit @ unit.T  # (T, T)
     cosines = cosines.abs() if absolute else cosines
-    n = len(table)
-    if by_t:
-        return torch.stack([cosines.diagonal(k).sum() / n for k in range(n)])
-    return torch.stack([reduce(cosines.diagonal(k)) for k in range(n)])
+    return _by_offset(cosines, reduce, by_t)
 
 
 def _mean_norm_curve(table):
     """Mean dot product at each offset over the mean squared row length of the whole table."""
     dots = table @ table.T  # (T, T)
-    scale = table.pow(2).sum(-1).mean()
-    return torch.stack([dots.diagonal(k).mean() / scale for k in range(len(table))])
+    return _by_offset(dots) / table.pow(2).sum(-1).mean()
 
 
 def _ratio_of_means(table):
     """Mean dot product at each offset over the mean of ||P_t|| ||P_t+k|| at that offset."""
     dots, lengths = table @ table.T, table.norm(dim=-1)  # (T, T), (T,)
-    norms = lengths[:, None] * lengths[None, :]  # (T, T)
-    n = len(table)
-    return torch.stack([dots.diagonal(k).mean() / norms.diagonal(k).mean() for k in range(n)])
+    return _by_offset(dots) / _by_offset(lengths[:, None] * lengths[None, :])
 
 
 def _cosines_along_dim_0(table, thr):
@@ -85,7 +100,7 @@ def _normalised_along_positions(table, thr):
     """Scales each column, not each row, to length 1."""
     unit = table / table.norm(dim=0, keepdim=True)  # (T, D)
     cosines = unit @ unit.T
-    return _first_below(torch.stack([cosines.diagonal(k).mean() for k in range(len(table))]), thr)
+    return _first_below(_by_offset(cosines), thr)
 
 
 def _per_pair_loop(table, thr):
@@ -107,10 +122,15 @@ def _row_0(table):
 
 
 def _first_below(curve, threshold, strict=True, none=None):
-    for k in range(1, len(curve)):
-        if (curve[k] < threshold) if strict else (curve[k] <= threshold):
-            return k
-    return len(curve) if none is None else none
+    below = (curve[1:] < threshold) if strict else (curve[1:] <= threshold)  # offsets k - 1
+    hits = below.nonzero()
+    return int(hits[0]) + 1 if len(hits) else (len(curve) if none is None else none)
+
+
+def _search_up_to(table, threshold, limit):
+    """Right, but searches only the offsets k < limit; returns T when none of those drops below."""
+    curve = _curve(table)
+    return next((k for k in range(1, min(limit, len(table))) if curve[k] < threshold), len(table))
 
 
 def _last_at_or_above(table, threshold):
@@ -131,8 +151,8 @@ WRONG = {
         (lambda n, b: _bits(n, b, msb_first=True), "reverse order"),
         (lambda n, b: _bits(n, b, shift=1), "bits of t + 1"),
         (lambda n, b: _bits(n, b, shift=1, msb_first=True), "t + 1, and the bits are most"),
-        (lambda n, b: _bits(n, b).bool(), "True/False"),
-        (lambda n, b: _bits(n, b).long(), "whole numbers"),
+        (lambda n, b: _bits(n, b).bool(), "tensor of booleans"),
+        (lambda n, b: _bits(n, b).long(), "tensor of integers"),
         (lambda n, b: 2 * _bits(n, b) - 1, "-1 and +1"),
         (lambda n, b: _bits(n, max(1, (n - 1).bit_length())), "only as many bits"),
         (lambda n, b: _bits(n, b + 1), "has 4 columns; it should have n_bits = 3"),
@@ -144,6 +164,8 @@ WRONG = {
         (lambda n, b: 2 * _bits(n, b), "0.0 or 1.0"),
         (lambda n, b: _bits(n, b).roll(1, 0), "not the binary digits"),
         (lambda n, b: (torch.arange(n)[:, None] & 2 ** torch.arange(b)).float(), "place value"),
+        (lambda n, b: _bits(n, n.bit_length()), "only as many bits"),  # bits of n, not of n - 1
+        (lambda n, b: (torch.arange(n)[:, None] / 2 ** torch.arange(b)) % 2, "should be a bit"),
     ],
     "q2": [
         (lambda table: _ratio(_steps(table, "hamming")), "Hamming"),
@@ -164,6 +186,9 @@ WRONG = {
         (lambda table: (_steps(table).max(), _steps(table).min()), "should be a number"),
         (lambda table: 1.01 * _ratio(_steps(table)), "differs from the longest"),
         (lambda table: 0.5, "cannot be below 1"),
+        (lambda table: float(_steps(table)[-1] / _steps(table)[0]), "last step by the first"),
+        (lambda table: float(_steps(table).max() / _steps(table)[0]), "differs from the longest"),
+        (lambda table: _ratio(table.norm(dim=-1)), "differs from the longest"),  # rows, not steps
     ],
     "q3": [
         (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n), "divide by T;"),
@@ -173,7 +198,7 @@ WRONG = {
         (lambda i, j, lengths: j / (torch.tensor(lengths) - 1.0), "token j alone"),
         (lambda i, j, lengths: i / (torch.tensor(lengths) - 1.0), "token i alone"),
         (lambda i, j, lengths: 1 / _gaps(i, j, lengths), "upside down"),
-        (lambda i, j, lengths: abs(i - j) // (torch.tensor(lengths) - 1), "whole numbers"),
+        (lambda i, j, lengths: abs(i - j) // (torch.tensor(lengths) - 1), "tensor of integers"),
         (lambda i, j, lengths: _gaps(i, j, lengths[:1]).expand(len(lengths)), "same for every"),
         (lambda i, j, lengths: float(_gaps(i, j, lengths)[0]), "not a single number"),
         (lambda i, j, lengths: _gaps(i, j, lengths).tolist(), "torch tensor"),
@@ -188,8 +213,11 @@ WRONG = {
         (lambda i, j, lengths: _gaps(i, j, lengths).bfloat16(), "torch.bfloat16"),
         (lambda i, j, lengths: (abs(i - j) + 1) / (torch.tensor(lengths) - 1.0), "both ends"),
         (lambda i, j, lengths: abs(i - j) / torch.tensor(lengths) - 1, "in parentheses"),
-        (lambda i, j, lengths: (abs(i - j) / (n - 1) for n in lengths), "or a generator"),
-        (lambda i, j, lengths: [abs(i - j) / (n - 1) for n in lengths], "a Python list"),
+        (lambda i, j, lengths: (abs(i - j) / (n - 1) for n in lengths), "returned a generator"),
+        (lambda i, j, lengths: [abs(i - j) / (n - 1) for n in lengths], "returned a list"),
+        (lambda i, j, lengths: _gaps(i, j, lengths).squeeze(), "not a single number"),
+        (lambda i, j, lengths: _gaps(i, j, sorted(lengths)), "another order than `lengths`"),
+        (lambda i, j, lengths: _gaps(i, j, sorted(set(lengths))), "one gap per distinct length"),
     ],
     "q4": [
         (lambda table, thr: _first_below(_curve(table), thr) - 1, "one too small"),
@@ -217,22 +245,18 @@ WRONG = {
         (lambda table, thr: _curve(table), "whole similarity curve"),
         (lambda table, thr: float(_curve(table)[1]), "not a mean cosine"),
         (lambda table, thr: _first_below(_curve(table), thr) + 2, "print your curve"),
-        (lambda table, thr: float(_first_below(_curve(table), thr) + 2), "print your curve"),
+        (lambda table, thr: float(_first_below(_curve(table), thr) + 2), "Python int"),
         (lambda table, thr: 10**6, "1 .. 47"),
         (lambda table, thr: torch.tensor([1, 2]), "should be one number"),
+        (lambda table, thr: _search_up_to(table, thr, 10), "search every offset"),
+        (lambda table, thr: _search_up_to(table, thr, 21), "search every offset"),
+        (lambda table, thr: _search_up_to(table, thr, len(table) // 2), "search every offset"),
+        (lambda table, thr: _search_up_to(table, thr, len(table) - 1), "search every offset"),
     ],
 }
 
 
 globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=11))
-
-
-@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
-def test_known_wrong_answers_also_fail_on_hidden_inputs(question):
-    for fn, _ in WRONG[question.name]:
-        for seed in (1, 2):
-            cases = question.cases(seed)
-            assert question.judge(cases, question.run(fn, cases)).status == FAIL
 
 
 def test_hidden_inputs_are_new_and_longer_than_the_public_ones():
@@ -298,36 +322,26 @@ def test_every_offset_mistake_gives_its_own_answers_on_the_public_and_hidden_inp
         assert len(set(patterns)) == len(patterns), seed
 
 
-def test_a_known_wrong_offset_answer_that_fails_on_any_seed_fails_on_the_public_inputs():
-    # Public ✓ must imply hidden ✓: no known mistake may slip through the public cases and be
-    # caught only by a grader's seed. (A ratio of means, mean <P_t, P_t+k> over mean
-    # ||P_t|| ||P_t+k||, is not the definition taught; the smooth table's odd long rows make it
-    # differ from the mean of the cosines, so it fails publicly too.)
-    public, hidden = q4.cases(0), [q4.cases(seed) for seed in range(1, 8)]
-    for fn, fragment in WRONG["q4"]:
-        fails_publicly = q4.judge(public, q4.run(fn, public)).status == FAIL
-        for seed, cases in enumerate(hidden, start=1):
-            if q4.judge(cases, q4.run(fn, cases)).status == FAIL:
-                assert fails_publicly, (fragment, seed)
-        assert fails_publicly, fragment
+def test_an_int_passes(capsys):
+    assert q4.check(lambda table, thr: int(_first_below(_curve(table), thr))).status == PASS
 
 
 @pytest.mark.parametrize("convert", [float, torch.tensor, lambda k: torch.tensor(k).double()])
-def test_whole_numbers_of_any_type_pass(convert):
-    # The prompt says "a whole number": 3.0, np.int64 and a 0-d tensor are all accepted.
+def test_an_offset_of_another_type_is_refused_with_the_conversion(convert):
+    # The question asks for an int (the course's one type policy): 3.0 and a 0-d tensor are not.
     verdict = q4.evaluate(lambda table, thr: convert(_first_below(_curve(table), thr)))
-    assert verdict.status != FAIL, verdict.message
+    assert verdict.status == FAIL and "int" in verdict.message, verdict.message
 
 
 def test_a_correct_but_slow_answer_is_told_it_does_too_much_work_in_python(monkeypatch):
     monkeypatch.setattr(q4, "timeout", 0.3)
     message = q4.evaluate(_per_pair_loop).message
-    assert "too much work in Python" in message and "one matrix product" in message, message
+    assert "one matrix product" in message, message
     assert q4.timeout == 0.3 and type(q4).timeout == 10.0
 
 
 def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
-    smooth, window, real, turning, swinging = q4.cases(0)
+    smooth, window, real, turning, swinging, last = q4.cases(0)
     assert real.args[0].shape == (512, 384) and real.args[1] == 0.5
     rights, _ = _answers(q4.cases(0))
     assert rights[2] == 3  # MiniLM's mean cosine drops below 0.5 first at offset 3
@@ -335,6 +349,42 @@ def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
     assert swinging.args[1] < 0 and rights[4] < len(swinging.args[0])  # below a negative cosine
     curve = _curve(window.args[0].double())
     assert curve[8] == 0.5 and rights[1] == 9  # exactly 0.5 at k = D/8: < and <= differ
+    assert rights[5] == len(last.args[0]) - 1 > 20  # only the last offset drops below
+
+
+@pytest.mark.parametrize("seed", range(21))
+def test_every_draw_holds_every_clause_of_the_questions(seed):
+    # q1: a full table (n_positions = 2**n_bits), one with spare bits, one with just enough.
+    sizes = [case.args for case in q1.cases(seed)]
+    assert any(n == 2**b for n, b in sizes)
+    assert any(b > (n - 1).bit_length() for n, b in sizes)
+    assert any(b == (n - 1).bit_length() and n != 2**b for n, b in sizes)
+    # q2: a walk whose first step is the shortest and last the longest, one whose extremes are
+    # inside, a float64 table, a table of equal steps, a table of two rows.
+    tables = [case.args[0] for case in q2.cases(seed)]
+    steps = [_steps(t.double()) for t in tables]
+    assert steps[0].argmin() == 0 and steps[0].argmax() == len(steps[0]) - 1
+    assert any(0 < s.argmin() < len(s) - 1 and 0 < s.argmax() < len(s) - 1 for s in steps)
+    assert any(t.dtype == torch.float64 for t in tables) and any(len(t) == 2 for t in tables)
+    assert any(len(s) > 2 and float(s.max() - s.min()) < 1e-5 for s in steps)
+    # q3: i > j; the shortest length that fits both tokens; lengths out of order, one repeated;
+    # a single length.
+    triples = [case.args for case in q3.cases(seed)]
+    assert any(i > j for i, j, _ in triples)
+    assert any(max(i, j) + 1 in lengths for i, j, lengths in triples)
+    assert any(
+        lengths != sorted(set(lengths)) and len(set(lengths)) < len(lengths)
+        for *_, lengths in triples
+    )
+    assert any(len(lengths) == 1 for *_, lengths in triples)
+    # q4: an answer of T (none below), one of T - 1 (past 20 and past T // 2), a tie at the
+    # threshold, a negative threshold.
+    cases = q4.cases(seed)
+    rights, _ = _answers(cases)
+    n_rows = [len(case.args[0]) for case in cases]
+    assert any(r == n for r, n in zip(rights, n_rows, strict=True))
+    assert any(r == n - 1 > 20 for r, n in zip(rights, n_rows, strict=True))
+    assert any(case.args[1] < 0 for case in cases)
 
 
 def test_no_threshold_sits_so_close_to_a_curve_value_that_float32_could_flip_it():

@@ -72,6 +72,25 @@ def _rolled_gap(table):
     )  # fmt: skip
 
 
+def _k_loop_gap(table, stop):
+    """The gap with the offsets k = 1 .. stop(T) - 1, in a loop that starts from 0."""
+    g, n = _gram(table), table.shape[0]
+    worst = 0.0
+    for k in range(1, stop(n)):
+        t = torch.arange(k, n - k)
+        worst = max(worst, float((g[t, t + k] - g[t, t - k]).abs().max()))
+    return worst
+
+
+def _wrapped_behind_gap(table):
+    g, n = _gram(table), table.shape[0]
+    return max(
+        abs(float(g[t, t + k] - g[t, t - k]))
+        for k in range(1, (n - 1) // 2 + 1)
+        for t in range(n - k)
+    )
+
+
 def _translation_gap(table):
     g, n = _gram(table), table.shape[0]
     return max(float((g.diagonal(k) - g[0, k]).abs().max()) for k in range(1, n))
@@ -92,6 +111,15 @@ def _smallest(test):
 def _monotone(n, d, c):
     failing = [b for b in sorted(c) if not _ok(n, d, b)]
     return next(b for b in sorted(c) if not failing or b > max(failing))
+
+
+def _bisected(n, d, c):
+    """A binary search over the sorted candidates, as if a larger base were always safer."""
+    ordered, low, high = sorted(c), 0, len(c) - 1
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if _ok(n, d, ordered[middle]) else (middle + 1, high)
+    return ordered[low]
 
 
 def _in_list_order(n, d, c):
@@ -127,6 +155,7 @@ WRONG = {
     "q2": [
         (lambda k, d, b: _m(k, d, b).T, "wrong way"),
         (lambda k, d, b: _m(-k, d, b), "wrong way"),
+        (lambda k, d, b: _m(abs(k), d, b), "wrong way"),  # right for k > 0 only
         (lambda k, d, b: _m(1, d, b), "whatever k is"),
         (lambda k, d, b: _m(k, d, b, power=lambda i, d: i / d), "-i / d_model"),
         (lambda k, d, b: _m(k, d, b, angle=lambda k, omega: k + 0 * omega), "turns by k radians"),
@@ -137,7 +166,12 @@ WRONG = {
     ],
     "q3": [
         (lambda table: max(float((_gram(table) - _gram(table).T).abs().max()), 0.0), "does not care about the order"),
-        (lambda table: _rolled_gap(table), "wraps around"),
+        (lambda table: _rolled_gap(table), "wrap around"),
+        (_wrapped_behind_gap, "wrap around"),  # t from 0: table[t - k] counts from the end
+        (lambda table: _gap(table, t_range=lambda k, n: range(k + 1, n - k)), "starts one late"),
+        (lambda table: _k_loop_gap(table, lambda n: (n - 1) // 2), "offsets stop one short"),
+        (lambda table: _k_loop_gap(table, lambda n: n // 2), "3-row table"),  # one short for odd T
+        (lambda table: _k_loop_gap(table, lambda n: n // 2 + 1), "raised"),  # even T: an empty range
         (lambda table: _gap(table, reduce=lambda d: d.abs().mean()), "not the mean"),
         (lambda table: _gap(table, reduce=lambda d: d.max()), "absolute value"),
         (lambda table: _gap(table, ks=[1]), "only tried k = 1"),
@@ -161,6 +195,7 @@ WRONG = {
         (lambda n, d, c: 3.14, "not in the list"),
         (lambda n, d, c: sorted(c)[0], "at least as close as neighbours"),
         (_in_list_order, "not sorted"),
+        (_bisected, "not always safer"),
     ],
 }  # fmt: skip
 
@@ -210,10 +245,13 @@ def test_q1_accepts_float32_and_float64_tables(capsys):
     assert q1.check(lambda n, d, b: _pe(n, d, b)).status == PASS
 
 
-def test_q2_and_q3_accept_numpy_answers(capsys):
-    assert q2.check(lambda k, d, b: _m(k, d, b).numpy()).status == PASS
+def test_q2_and_q3_take_the_types_they_ask_for(capsys):
+    # The course's type policy: a NumPy array for a tensor, or a 0-d tensor for a float, is a near
+    # miss that the check names (it was accepted before).
+    assert q2.check(lambda k, d, b: _m(k, d, b)).status == PASS
+    assert q2.check(lambda k, d, b: _m(k, d, b).numpy()).status == FAIL
     assert q3.check(lambda table: _gap(table)).status == PASS
-    assert q3.check(lambda table: torch.tensor(_gap(table))).status == PASS
+    assert q3.check(lambda table: torch.tensor(_gap(table))).status == FAIL
 
 
 def test_q1_names_a_half_precision_table_as_too_coarse(capsys):

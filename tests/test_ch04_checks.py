@@ -108,6 +108,8 @@ WRONG = {
         (lambda m: torch.tensor([_spread(m), 0.0]), "one number"),
         (lambda m: -_spread(m) - 1, "cannot be negative"),
         (lambda m: 1.05 * _spread(m) + 0.1, "check which entries"),
+        (lambda m: _spread(m, reduce=lambda v: v.diff().abs().max() if v.numel() > 1 else 0), "side by side"),
+        (lambda m: _spread(m, offsets=lambda a, b: range(-(a - 1), 1)), "above the main one"),
     ],
     "q2": [
         (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1), "indexed by i - j"),
@@ -135,11 +137,12 @@ WRONG = {
         (lambda r, b, n, m: _buckets(r, b, n, m, log_max=True), "not by log(max_distance)"),
         (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "n - exact, not exact"),
         (lambda r, b, n, m: _buckets(r, b, n, m, causal_abs=True), "has distance 0, bucket 0"),
-        (lambda r, b, n, m: _buckets(r, b, n, m, as_float=True), "integer tensor"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, as_float=True), "tensor of integers"),
         (lambda r, b, n, m: _buckets(r, b, n, m) > 3, "True/False"),
         (lambda r, b, n, m: _buckets(r, b, n, m).clamp(max=n - 2), "log buckets differ"),
         (lambda r, b, n, m: torch.where(r.abs() == 2, 0, _buckets(r, b, n, m)), "near offsets"),
         (lambda r, b, n, m: _buckets(r, b, n, m) + n, "must lie in 0..num_buckets - 1"),
+        (lambda r, b, n, m: _buckets(r.reshape(-1), b, n, m), "should have shape"),  # flattened
     ],
     "q4": [
         (lambda t, f, q, k: _bias(t, f, q, k, cached=False), "positions 0..q_len - 1"),
@@ -151,6 +154,8 @@ WRONG = {
         (lambda t, f, q, k: _bias(t, f, q, k, reshape=True), "permute(2, 0, 1)"),
         (lambda t, f, q, k: _bias(t, f, q, k) + 0.01, "right shape but not the right values"),
         (lambda t, f, q, k: (_bias(t, f, q, k), None), "tuple"),
+        (lambda t, f, q, k: _bias(t, f, q, k).squeeze(), "should have shape"),  # q_len = 1 lost
+        (lambda t, f, q, k: _bias(t, lambda o: _buckets(o, False, t.shape[0], 128), q, k), "use the `bucket_fn` you are given"),
     ],
 }  # fmt: skip
 

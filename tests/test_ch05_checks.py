@@ -46,6 +46,24 @@ def _share(m, n, far, rule):
     return float(weights[rule(d, far)].sum())
 
 
+def _rounded_power(h):
+    low = 2 ** round(math.log2(h))  # the nearest power of two, not the largest below
+    if low > h:
+        return _ladder(h)
+    return _ladder(low) + _ladder(2 * low)[0::2][: h - low]
+
+
+def _strictly_below(h):
+    low = 2 ** math.ceil(math.log2(h) - 1)  # the largest power of two strictly below H
+    return _ladder(low) + _ladder(2 * low)[0::2][: h - low]
+
+
+def _sliced_from_the_end(m, n, far):
+    """Weights by position j (distance n - 1 - j), the far keys sliced as [:-distance]."""
+    weights = torch.softmax(-m * torch.arange(n - 1, -1, -1, dtype=torch.float64), 0)
+    return float(weights[:-far].sum()) if far else 0.0
+
+
 WRONG = {
     "q1": [
         (lambda h: _ladder(h), "not a power of two"),
@@ -62,10 +80,11 @@ WRONG = {
         (lambda h: torch.tensor(_right(h))[:, None], "one flat list"),
         (lambda h: [str(s) for s in _right(h)], "plain numbers"),
         (lambda h: [s * 1.01 for s in _right(h)], "not the paper's slopes"),
-        (lambda h: iter(lambda: 0.5, None), "endless iterator"),
         (lambda h: torch.tensor(_right(h), dtype=torch.float16), "too few digits"),
         (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16), "too few digits"),
         (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16).tolist(), "too few digits"),
+        (lambda h: _rounded_power(h), "largest power of two below"),  # round(log2 H) for H' < H
+        (lambda h: _strictly_below(h), "is H itself"),  # H' < H even when H is a power
     ],
     "q2": [
         (lambda s, n: _built(s, n, flip=True), "sign is flipped"),
@@ -82,10 +101,13 @@ WRONG = {
         (lambda s, n: _built(s, n, mask="none") + (torch.arange(n) > torch.arange(n)[:, None]) * -math.inf, "NaN"),  # 0 * inf
         (lambda s, n: _built(s, n)[0], "one (T, T) matrix"),
         (lambda s, n: _built(s, n).permute(1, 2, 0), "heads last"),
-        (lambda s, n: _built(s, n).long(), "should hold floats"),
+        (lambda s, n: _built(s, n).long(), "tensor of integers"),
         (lambda s, n: _built(s, n).tolist(), "torch tensor"),
         (lambda s, n: _built(s, n, fill=math.inf), "+inf"),
         (lambda s, n: _built(s, n) * 1.1, "not -m (i - j)"),
+        (lambda s, n: _built(alibi_slopes(s.numel()), n), "use the `slopes` you are given"),
+        (lambda s, n: _built(s.sort(descending=True).values, n), "you sorted the slopes"),
+        (lambda s, n: _built(s[0] ** torch.arange(1, s.numel() + 1), n), "not -m (i - j)"),  # a ladder from slopes[0]
         (lambda s, n: _built(s, n, mask="none").masked_fill(torch.ones(n, n).triu(2).bool(), -math.inf), "exactly the keys after"),  # sees one key ahead
     ],
     "q3": [
@@ -100,6 +122,8 @@ WRONG = {
         (lambda s, f: math.log(f) / s[:-1], "one window per head"),
         (lambda s, f: (math.log(f) / s) * 1.02, "not the distances"),
         (lambda s, f: float(math.log(f) / s[0]), "torch tensor"),
+        (lambda s, f: math.log(f) / torch.tensor(_right(s.numel())), "your own slopes"),
+        (lambda s, f: math.log(10.0) / s, "factor 10"),
     ],
     "q4": [
         (lambda m, n, far: _share(m, n, far, lambda d, f: d >= f), "exactly `distance`"),
@@ -116,6 +140,7 @@ WRONG = {
         (lambda m, n, far: 1.5, "between 0 and 1"),
         (lambda m, n, far: 0.3, "differs from the weight"),
         (lambda m, n, far: torch.softmax(-m * torch.arange(n, dtype=torch.float64), 0), "add up the weights"),
+        (_sliced_from_the_end, "exactly `distance`"),  # [:-distance]: also empty at distance 0
     ],
 }  # fmt: skip
 
@@ -149,22 +174,28 @@ def test_the_judges_reference_bias_is_the_librarys():
 def test_a_large_negative_stand_in_for_minus_infinity_is_accepted(capsys):
     assert q2.check(lambda s, n: _built(s, n, fill=-1e9)).status == PASS
     assert q2.check(lambda s, n: _built(s, n, fill=torch.finfo(torch.float32).min)).status == PASS
-    assert q2.check(lambda s, n: _built(s, n).numpy()).status == PASS  # a NumPy array is fine
+    # the course's type policy: a NumPy array is a near miss of the tensor asked for
+    assert q2.check(lambda s, n: _built(s, n).numpy()).status == FAIL
 
 
-def test_own_slopes_pass_in_public_but_are_named_on_hidden_inputs():
+def test_own_slopes_are_named_on_public_and_hidden_inputs(capsys):
+    # They passed in public when the public slopes were exactly the standard ones (issue 17).
     def own_slopes(slopes, n):
         return _built(alibi_slopes(slopes.numel()), n)
 
-    cases = q2.cases(1)
-    verdict = q2.judge(cases, q2.run(own_slopes, cases))
-    assert verdict.status == FAIL and "use the `slopes` you are given" in verdict.message
+    assert "use the `slopes` you are given" in q2.check(own_slopes).message
+    for seed in (1, 2, 3):
+        cases = q2.cases(seed)
+        verdict = q2.judge(cases, q2.run(own_slopes, cases))
+        assert verdict.status == FAIL and "use the `slopes` you are given" in verdict.message
 
 
-def test_lists_and_tensors_both_pass_for_the_slopes(capsys):
+def test_the_slopes_may_be_a_list_or_a_tensor_and_the_windows_a_tensor(capsys):
+    # q1 asks for a list of floats (a 1-D tensor is fine too); q3 for a tensor of shape (H,).
     assert q1.check(lambda h: torch.tensor(_right(h))).status == PASS
-    assert q1.check(lambda h: tuple(_right(h))).status == PASS
-    assert q3.check(lambda s, f: [math.log(f) / m for m in s.tolist()]).status == PASS
+    assert q1.check(lambda h: _right(h)).status == PASS
+    assert q1.check(lambda h: tuple(_right(h))).status == FAIL
+    assert q3.check(lambda s, f: [math.log(f) / m for m in s.tolist()]).status == FAIL
 
 
 def test_checks_never_show_the_answer(capsys):

@@ -12,8 +12,7 @@ from conftest import answer_functions
 
 from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch07 import QUESTIONS, q1, q2, q3, q4
-from posenc_lib.extrapolation_demo import score_excess
-from posenc_lib.scaling_demo import yarn_attention_scale, yarn_ramp
+from posenc_lib.scaling_demo import yarn_ramp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")
@@ -31,8 +30,14 @@ def _pairs(d, base, length, circle=2 * math.pi, limit=-1, power=2.0):
     ]
 
 
+def _scale(s):
+    """YaRN's attention scale sqrt(1/t), written here (the library's is switched off in a check)."""
+    return 0.1 * math.log(s) + 1 if s > 1 else 1.0
+
+
 def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, truncate=True,
-          two_pi=True, swap=False, turns=False, clamp_pairs=False, bump=True):  # fmt: skip
+          two_pi=True, swap=False, turns=False, clamp_pairs=False, bump=True, rounding=None,
+          cap_low=True, cap_high=True, clamp=True, first_pair=0):  # fmt: skip
     if swap:
         fast, slow = slow, fast
     if turns:  # the paper's ramp (section 3.2), linear in r = L theta / (2 pi)
@@ -46,12 +51,15 @@ def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, 
 
         low, high = index(fast), index(slow)
         if truncate:
-            low, high = math.floor(low), math.ceil(high)
-        low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
+            round_low, round_high = rounding or (math.floor, math.ceil)
+            low, high = round_low(low), round_high(high)
+        low = max(low, 0) if cap_low else low
+        high = min(high, d // 2 - 1 if clamp_pairs else d - 1) if cap_high else high
         high += 0.001 if low == high and bump else 0
-        ramp = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
+        ratio = (torch.arange(first_pair, first_pair + d // 2, dtype=F64) - low) / (high - low)
+        ramp = 1 - (ratio.clamp(0, 1) if clamp else ratio)
     ramp = 1 - ramp if reverse else ramp
-    return ramp, yarn_attention_scale(s) if temp is None else temp(s)
+    return ramp, _scale(s) if temp is None else temp(s)
 
 
 def _yarn_floats(d, base, length, s, fast=32.0, slow=1.0):
@@ -60,27 +68,41 @@ def _yarn_floats(d, base, length, s, fast=32.0, slow=1.0):
     high = math.ceil(d * math.log(length / (2 * math.pi * slow)) / (2 * math.log(base)))
     low, high = max(low, 0), min(high, d - 1)
     ramp = [1 - min(max((i - low) / (high - low), 0.0), 1.0) for i in range(d // 2)]
-    return torch.tensor(ramp, dtype=F64), yarn_attention_scale(s)
+    return torch.tensor(ramp, dtype=F64), _scale(s)
 
 
-def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", heads="any"):
+def _share(curves, length, stop=None):
+    """(H, P): each curve's excess past L (distances L .. stop - 1) as a share of its size."""
+    seen, new = curves[..., :length], curves[..., length:stop]
+    above = (new.amax(-1) - seen.amax(-1)).clamp(min=0)
+    below = (seen.amin(-1) - new.amin(-1)).clamp(min=0)
+    return torch.maximum(above, below) / curves.abs().amax(-1)
+
+
+def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", heads="any",
+                  inclusive=False):  # fmt: skip
     seen, new = curves[..., : length + offset], curves[..., length + offset :]
     above = (new.amax(-1) - seen.amax(-1)).clamp(min=0)
     below = (seen.amin(-1) - new.amin(-1)).clamp(min=0)
     outward = (new.abs().amax(-1) - seen.abs().amax(-1)).clamp(min=0)  # |values| compared
-    excess = {"both": torch.maximum(above, below), "above": above, "below": below}.get(
-        side, outward
-    )
+    excess = {"both": torch.maximum(above, below), "above": above, "below": below,
+              "sum": above + below}.get(side, outward)  # fmt: skip
     if divide == "size":
         excess = excess / curves.abs().amax(-1)  # no case has an all-zero curve
     elif divide == "seen":
         excess = excess / (seen.amax(-1) - seen.amin(-1))
     elif divide == "seen |value|":
         excess = excess / seen.abs().amax(-1)
-    flags = {"any": (excess > tol).any(0), "all": (excess > tol).all(0)}.get(heads)
+    over = excess >= tol if inclusive else excess > tol
+    flags = {"any": over.any(0), "all": over.all(0)}.get(heads)
     if heads == "mean":
         flags = excess.mean(0) > tol
     return [int(i) for i in torch.nonzero(flags).flatten()]
+
+
+def _complement(curves, length, tol):
+    right = set(_right_pairs(curves, length, tol))
+    return [i for i in range(curves.shape[1]) if i not in right]
 
 
 def _right_pairs(curves, length, tol):
@@ -112,14 +134,13 @@ def _right_pairs_loop(curves, length, tol):
 
 RIGHT = {  # right answers in other forms than the worked solution's: each must pass
     "q1": [
-        lambda b, s, d: torch.tensor(b) * s ** (d / (d - 2)),  # float32 arithmetic
-        lambda b, s, d: np.float32(b * s ** (d / (d - 2))),
-        lambda b, s, d: torch.tensor(b, dtype=torch.float32) * torch.tensor(s) ** (d / (d - 2)),
+        lambda b, s, d: float(torch.tensor(b) * s ** (d / (d - 2))),  # float32 arithmetic
+        lambda b, s, d: float(np.float32(b * s ** (d / (d - 2)))),
         lambda b, s, d: math.exp(math.log(b) + d / (d - 2) * math.log(s)),
     ],
     "q2": [
-        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].float(), np.float32(yarn_attention_scale(s))),
-        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].numpy(), torch.tensor(yarn_attention_scale(s))),
+        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].float(), _scale(s)),
+        lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0], 0.1 * math.log(s) + 1 if s >= 1 else 1.0),
     ],
     "q4": [_right_pairs_amax, _right_pairs_loop],
 }  # fmt: skip
@@ -137,6 +158,9 @@ WRONG = {
         (lambda b, s, d: b * s ** (d / (d - 2)) * 1.01, "not the one asked for"),
         (lambda b, s, d: b * s ** (d / (d - 2)) * (1 + 1e-5), "not the one asked for"),  # 10x RTOL
         (lambda b, s, d: str(b * s ** (d / (d - 2))), "should be a number"),
+        (lambda b, s, d: b * s ** (d // (d - 2)), "multiplied the base by s alone"),  # integer division
+        (lambda b, s, d: 10000.0 * s ** (d / (d - 2)), "base 10000 instead"),
+        (lambda b, s, d: b * s ** (128 / 126), "head_dim 128 instead"),
     ],
     "q2": [
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, reverse=True), "reversed"),
@@ -156,7 +180,16 @@ WRONG = {
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[0], "Return two things"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w)[::-1], "(scale, ramp)"),
         (lambda d, b, n, s, f, w: (_yarn(d, b, n, s, f, w)[0].repeat(2), 1.0), "one per pair"),
-        (lambda d, b, n, s, f, w: (yarn_ramp(d, b, n, f, w), yarn_attention_scale(s), 0), "exactly two"),
+        (lambda d, b, n, s, f, w: (*_yarn(d, b, n, s, f, w), 0), "exactly two"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log(s) + 1), "applies only when s > 1"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, cap_high=False), "did not cap the high end"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, cap_low=False), "did not cap the low end"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, rounding=(round, round)), "the high end i(beta_slow) up (ceil)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, rounding=(math.floor, math.floor)), "the high end i(beta_slow) up (ceil)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, rounding=(math.ceil, math.ceil)), "the low end i(beta_fast) down (floor)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, clamp=False), "clamp (i - low)"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, first_pair=1), "start at 1"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, 32.0, 1.0), "beta_fast = 32 and beta_slow = 1"),
     ],
     "q3": [
         (lambda d, b, n: _pairs(d, b, n, limit=0), "off by one"),
@@ -168,8 +201,12 @@ WRONG = {
         (lambda d, b, n: len(_pairs(d, b, n)), "not one number"),
         (lambda d, b, n: [i in _pairs(d, b, n) for i in range(d // 2)], "True/False mask"),
         (lambda d, b, n: [i for i, t in enumerate(_theta(d, b).tolist()) if t <= n - 1], "compared the frequency"),
-        (lambda d, b, n: _pairs(d, b, n) + _pairs(d, b, n)[:1], "appear twice"),
-        (lambda d, b, n: [float(i) for i in _pairs(d, b, n)] or [0.5], "plain int"),
+        (lambda d, b, n: _pairs(d, b, n) + _pairs(d, b, n)[:1], "more than once"),
+        (lambda d, b, n: [float(i) for i in _pairs(d, b, n)] or [0.5], "a list of floats"),
+        (lambda d, b, n: _pairs(d, b, n)[::-1], "not in increasing order"),
+        (lambda d, b, n: [i for i in _pairs(d, b, n) if i < d // 2 - 1], "never looked at the last pair"),
+        (lambda d, b, n: sorted(set(_pairs(d, b, n)) | {0}), "pair 0 does not always qualify"),
+        (lambda d, b, n: _pairs(d, 10000.0, n), "base 10000 instead"),
     ],
     "q4": [
         (lambda c, n, t: _excess_pairs(c, n, t, offset=1), "off by one"),
@@ -181,9 +218,15 @@ WRONG = {
         (lambda c, n, t: _excess_pairs(c, n, t, heads="mean"), "averaged the excess over the heads"),
         (lambda c, n, t: _excess_pairs(c, n, t, side="|values|"), "you compared |values|"),
         (lambda c, n, t: _excess_pairs(c, n, t, divide="seen |value|"), "largest |value| seen in training"),
-        (lambda c, n, t: [i for i in range(c.shape[1]) if i not in _right_pairs(c, n, t)], "stay inside"),
-        (lambda c, n, t: [int(h) for h in torch.nonzero((score_excess(c, n) > t).any(1)).flatten()], "heads"),
-        (lambda c, n, t: (score_excess(c, n) > t).any(0), "True/False mask"),
+        (_complement, "stay inside"),
+        (lambda c, n, t: [int(h) for h in torch.nonzero((_share(c, n) > t).any(1)).flatten()], "heads"),
+        (lambda c, n, t: _excess_pairs(c, n, t, offset=-1), "stop at L - 2"),
+        (lambda c, n, t: _excess_pairs(c, n, t, inclusive=True), "(>, not >=)"),
+        (lambda c, n, t: _excess_pairs(c, n, t, side="sum"), "added the excess above and the excess below"),
+        (lambda c, n, t: torch.nonzero((_share(c, n, 2 * n) > t).any(0)).flatten().tolist(), "only at the distances L .. 2L - 1"),
+        (lambda c, n, t: torch.nonzero((_share(c, n, -1) > t).any(0)).flatten().tolist(), "left out the last distance"),
+        (lambda c, n, t: _right_pairs(c, n, t)[::-1], "not in increasing order"),
+        (lambda c, n, t: (_share(c, n) > t).any(0), "returned a tensor"),
         (lambda c, n, t: len(_right_pairs(c, n, t)), "not one number"),
     ],
 }  # fmt: skip
@@ -198,22 +241,14 @@ globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
     "name, index", [(name, i) for name, fns in RIGHT.items() for i in range(len(fns))]
 )
 def test_right_answers_in_other_forms_pass_too(name, index):
-    # float32 numbers (q1, q2), NumPy arrays (q2), and q4 written with .amax over the heads or with
-    # plain loops and floats (which would raise ZeroDivisionError on a curve that is zero everywhere)
+    # float32 arithmetic (q1, q2), the scale's rule written with s >= 1 (q2: equal at s = 1), and q4
+    # written with .amax over the heads or with plain loops and floats (which would raise
+    # ZeroDivisionError on a curve that is zero everywhere)
     question, fn = BY_NAME[name], RIGHT[name][index]
     for seed in range(6):
         cases = question.cases(seed)
         verdict = question.judge(cases, question.run(fn, cases))
         assert verdict.status == PASS, (seed, verdict.message)
-
-
-@pytest.mark.parametrize("name", sorted(WRONG))
-def test_known_wrong_answers_also_fail_on_a_graders_hidden_inputs(name):
-    question = BY_NAME[name]
-    for fn, _ in WRONG[name]:
-        for seed in (1, 2, 3):
-            cases = question.cases(seed)
-            assert question.judge(cases, question.run(fn, cases)).status == FAIL
 
 
 def test_hidden_inputs_share_no_case_with_the_public_ones():
@@ -224,33 +259,47 @@ def test_hidden_inputs_share_no_case_with_the_public_ones():
             assert not public & {c.describe for c in question.cases(seed)}, question.name
 
 
+def _differs(cases, **options):
+    """Whether some case's YaRN ramp changes when the ramp is computed with these options."""
+    return any(not torch.allclose(_yarn(*c.args)[0], _yarn(*c.args, **options)[0]) for c in cases)
+
+
 def test_the_public_cases_hold_the_edges_the_mistakes_need():
     # q3: L = 63 sits between L - 1 = 62 and pair 4's wavelength 62.8: the off-by-one shows.
     assert q3.cases(0)[1].args == (32, 10000.0, 63)
-    # q2: base 100, L = 4096: the high end lands past the last pair, so capping it at D - 1 or at
-    # D/2 - 1 gives different ramps; so does every grader's hidden set.
-    for seed in range(4):
-        assert any(
-            not torch.allclose(_yarn(*c.args)[0], _yarn(*c.args, clamp_pairs=True)[0])
-            for c in q2.cases(seed)
-        ), seed
-    # q2: L = 6 < 2 pi: both ends land on pair 0 (low == high), so the "add 0.001" rule is
-    # needed; every hidden set has such a case too (L = floor(2 pi beta_slow)).
-    for seed in range(6):
-        steps = [
-            c for c in q2.cases(seed) if not torch.isfinite(_yarn(*c.args, bump=False)[0]).all()
-        ]
+    # q3: every set has a case on the edge, one where every pair turns and one where none does.
+    for seed in range(21):
+        cases = q3.cases(seed)
+        answers = [_pairs(*c.args) for c in cases]
+        assert [] in answers, seed
+        assert any(a == list(range(c.args[0] // 2)) for a, c in zip(answers, cases, strict=True))
+        assert any(a != _pairs(*c.args, limit=0) for a, c in zip(answers, cases, strict=True))
+    # q2: the high end lands past the last pair (capping it at D - 1 or at D/2 - 1 differ), and
+    # past D - 1 (capping it or not differ); the low end needs max(low, 0); rounding to the
+    # nearest, flooring or ceiling both ends each move an end; s < 1 (scale 1) and s = 1 are there.
+    for seed in range(21):
+        cases = q2.cases(seed)
+        for options in ({"clamp_pairs": True}, {"cap_high": False}, {"cap_low": False},
+                        {"rounding": (round, round)}, {"rounding": (math.floor, math.floor)},
+                        {"rounding": (math.ceil, math.ceil)}):  # fmt: skip
+            assert _differs(cases, **options), (seed, options)
+        assert any(c.args[3] < 1 for c in cases) and any(c.args[3] == 1 for c in cases[1:])
+        # q2: both ends on pair 0 (low == high), so the "add 0.001" rule is needed.
+        steps = [c for c in cases if not torch.isfinite(_yarn(*c.args, bump=False)[0]).all()]
         assert steps, seed
         assert torch.equal(_yarn(*steps[0].args)[0][:2], torch.tensor([1.0, 0.0], dtype=F64))
-    assert q2.cases(0)[-1].args == (32, 10000.0, 6, 4.0, 32.0, 1.0)
+    assert q2.cases(0)[-2].args == (32, 10000.0, 6, 4.0, 32.0, 1.0)
     # q4's hand-made case comes first, and every usual mistake gives a list of its own on it.
     curves, length, tol = q4.cases(0)[0].args
     assert bool((curves.abs().amax(-1) > 0).all())  # no all-zero curve: the share is defined
+    assert float(_share(curves, length)[:, 10].max()) == tol  # a tie at the tolerance, exactly
+    answers = [fn(curves, length, tol) for fn, _ in WRONG["q4"]]
     lists = [_right_pairs(curves, length, tol)] + [
-        sorted(fn(curves, length, tol))
-        for fn, _ in WRONG["q4"][:-2]  # the last two: no list
+        a
+        for a in answers
+        if isinstance(a, list) and a == sorted(set(a))  # not the type slips
     ]
-    assert lists[0] == [1, 2, 3, 4, 5]
+    assert lists[0] == [1, 2, 3, 4, 5, 12, 13]
     assert len({tuple(x) for x in lists}) == len(lists), lists
 
 

@@ -1,22 +1,52 @@
 """The check machinery: running learner code safely, and verdicts that read like a tutor."""
 
 import itertools
+import re
 import signal
+import subprocess
+import sys
+import textwrap
 import time
 
+import numpy as np
 import pytest
 import torch
 
+import posenc_lib
+from posenc_lib import alibi
 from posenc_lib.checks import (
     FAIL,
+    FLOAT,
+    FLOATS,
+    INDEX_LIST,
+    INT,
+    INT_TENSOR,
     NOT_ATTEMPTED,
     PASS,
+    TENSOR,
     Case,
     Question,
     Verdict,
+    as_index_list,
+    as_int,
+    as_number,
+    as_tensor,
     call,
+    run,
     scorecard,
     solution_code,
+    type_problem,
+)
+from posenc_lib.checks.run import (
+    CHANGED_INPUT,
+    KINDS,
+    RETURNED,
+    SHORTCUT,
+    TIMED_OUT,
+    TOO_SLOW,
+    Collected,
+    Outcome,
+    resolve,
 )
 
 
@@ -64,7 +94,7 @@ def test_a_hang_is_stopped_even_if_the_learner_catches_exceptions():
                 pass
 
     outcome = call(stubborn, (), timeout=0.2)
-    assert outcome.kind == "timed out"
+    assert outcome.kind == TOO_SLOW
 
 
 def test_the_learner_cannot_change_the_inputs_of_later_calls():
@@ -141,7 +171,7 @@ def test_a_swallowed_interrupt_is_followed_by_another():
             pass
 
     started = time.monotonic()
-    assert call(swallows_once, (), timeout=0.2).kind == "timed out"
+    assert call(swallows_once, (), timeout=0.2).kind == TOO_SLOW
     assert time.monotonic() - started < 3
 
 
@@ -226,3 +256,311 @@ def test_long_sentences_are_cut_and_a_failing_call_ends_the_run(capsys):
 
     Wordy().run(fails, Wordy().cases())
     assert calls == [0]
+
+
+# -- the type policy ------------------------------------------------------------------------------
+
+
+def _collected(items, source):
+    value = Collected(items)
+    value.source = source
+    return value
+
+
+RIGHT_TYPES = [
+    (FLOAT, 0.5),
+    (FLOAT, 3),  # an int is a number too
+    (INT, 3),
+    (TENSOR, torch.zeros(2)),
+    (TENSOR, torch.zeros(2, dtype=torch.float64)),
+    (INT_TENSOR, torch.zeros(2, dtype=torch.long)),
+    (INT_TENSOR, torch.zeros(2, dtype=torch.int32)),
+    (INDEX_LIST, []),
+    (INDEX_LIST, [0, 2, 5]),
+    (FLOATS, [0.5, 0.25]),
+    (FLOATS, torch.tensor([0.5, 0.25])),
+    ((TENSOR, FLOAT), (torch.zeros(2), 1.0)),
+]
+
+NEAR_MISSES = [
+    (FLOAT, torch.tensor(0.5), "a 0-d tensor", "float(x)"),
+    (FLOAT, torch.tensor([0.5]), "a one-element tensor", "x.item()"),
+    (FLOAT, np.float64(0.5), "a NumPy scalar (numpy.float64)", "float(x)"),
+    (FLOAT, np.float32(0.5), "a NumPy scalar (numpy.float32)", "float(x)"),
+    (FLOAT, np.array(0.5), "a one-element NumPy array", "float(x)"),
+    (FLOAT, [0.5], "a list of one number", "x[0]"),
+    (INT, 3.0, "a float (3.0)", "int(x)"),
+    (INT, torch.tensor(3), "a 0-d tensor", "int(x)"),
+    (INT, np.int64(3), "a NumPy scalar (numpy.int64)", "int(x)"),
+    (TENSOR, np.zeros(3), "a NumPy array", "torch.from_numpy(x)"),
+    (TENSOR, [0.0, 1.0], "a list", "torch.tensor"),
+    (TENSOR, [torch.zeros(2), torch.ones(2)], "a list", "torch.stack"),
+    (TENSOR, torch.zeros(2, dtype=torch.long), "a tensor of integers (torch.int64)", "x.float()"),
+    (TENSOR, torch.zeros(2, dtype=torch.bool), "a tensor of booleans (torch.bool)", "x.float()"),
+    (INT_TENSOR, torch.zeros(2), "a tensor of floats (torch.float32)", "x.long()"),
+    (INT_TENSOR, np.zeros(2, dtype=np.int64), "a NumPy array", "torch.from_numpy(x)"),
+    (INDEX_LIST, torch.tensor([0, 2]), "a tensor", "x.tolist()"),
+    (INDEX_LIST, np.array([0, 2]), "a NumPy array", "x.tolist()"),
+    (INDEX_LIST, (0, 2), "a tuple", "list(x)"),
+    (INDEX_LIST, _collected([0, 2], "set"), "a set", "sorted(x)"),
+    (INDEX_LIST, _collected([0, 2], "generator"), "a generator", "list(x)"),
+    (INDEX_LIST, [2, 0], "not in increasing order", "sorted(x)"),
+    (INDEX_LIST, [0, 2, 2], "holds 2 more than once", "sorted(set(x))"),
+    (INDEX_LIST, [np.int64(0), np.int64(2)], "a list of NumPy integers", "int(i)"),
+    (INDEX_LIST, [torch.tensor(0), torch.tensor(2)], "a list of tensors", "int(i)"),
+    (FLOATS, np.array([0.5, 0.25]), "a NumPy array", "x.tolist()"),
+    (FLOATS, [torch.tensor(0.5), torch.tensor(0.25)], "a list of tensors", "float(v)"),
+    (FLOATS, torch.tensor([1, 2]), "a tensor of integers", "x.float()"),
+    ((TENSOR, FLOAT), [torch.zeros(2), 1.0], "a list", "a tuple"),
+    ((TENSOR, FLOAT), (np.zeros(2), 1.0), "Item 1 of the tuple", "torch.from_numpy(x)"),
+    ((TENSOR, FLOAT), (torch.zeros(2), torch.tensor(1.0)), "Item 2 of the tuple", "float(x)"),
+]
+
+
+@pytest.mark.parametrize("returns, value", RIGHT_TYPES)
+def test_the_type_asked_for_passes_the_policy(returns, value):
+    assert type_problem(value, returns, "f") is None
+
+
+@pytest.mark.parametrize("returns, value, what, fix", NEAR_MISSES)
+def test_a_near_miss_gets_one_sentence_naming_the_conversion(returns, value, what, fix):
+    sentence = type_problem(value, returns, "f")
+    assert sentence is not None and what in sentence and fix in sentence, sentence
+    assert "the question asks for" in sentence and "tensor(" not in sentence
+
+
+@pytest.mark.parametrize(
+    "returns, value",
+    [(FLOAT, torch.zeros(3)), (FLOAT, "0.5"), (TENSOR, 0.5), (INDEX_LIST, [True, False])],
+)
+def test_what_is_not_one_conversion_away_is_left_to_diagnose(returns, value):
+    assert type_problem(value, returns, "f") is None
+
+
+def test_the_judging_helpers_use_the_same_words():
+    assert "the question asks for a torch tensor" in as_tensor(np.zeros(2), "The output")[1]
+    assert "the question asks for a Python float" in as_number(torch.tensor(1.0), "The gap")[1]
+    assert "the question asks for a Python int" in as_int(np.int64(3), "The offset")[1]
+    assert "increasing order" in as_index_list([3, 1], "Your answer")[1]
+    assert as_index_list([1, 3], "Your answer") == ([1, 3], None)
+    assert "mask" in as_index_list([True, False], "Your answer")[1]
+    assert "not one number" in as_index_list(3, "Your answer")[1]
+
+
+class Rows(Question):
+    """A toy question asking for a list of ints."""
+
+    name, function, returns = "qr", "rows", INDEX_LIST
+
+    def cases(self, seed=0):
+        return [Case((4,), "T = 4")]
+
+    def diagnose(self, case, value):
+        return None if value == [1, 3] else "Not rows 1 and 3."
+
+
+def test_a_check_fails_a_near_miss_before_judging_it(capsys):
+    assert Rows().check(lambda n: [1, 3]).status == PASS
+    verdict = Rows().check(lambda n: {3, 1})
+    assert verdict.status == FAIL and "returned a set" in verdict.message
+    assert "(Input: T = 4.)" in verdict.message
+    assert "a tensor" in Rows().check(lambda n: torch.tensor([1, 3])).message
+    assert "a generator" in Rows().check(lambda n: (r for r in (1, 3))).message
+
+
+# -- side effects ----------------------------------------------------------------------------------
+
+
+def test_an_answer_that_changes_an_argument_in_place_is_caught_and_named():
+    def scaled(x, factor):
+        x *= factor  # the classic: an in-place operation on the caller's tensor
+        return x
+
+    outcome = call(scaled, (torch.ones(3), 2.0))
+    assert (outcome.kind, outcome.error) == (CHANGED_INPUT, "`x`")
+    outcome = call(lambda order, n: order.sort(), ([2, 0, 1], 3))
+    assert (outcome.kind, outcome.error) == (CHANGED_INPUT, "`order`")
+    outcome = call(lambda *args: args[1].append(0), (1, [1]))
+    assert (outcome.kind, outcome.error) == (CHANGED_INPUT, "argument 2")
+    outcome = call(lambda pair: pair[0].add_(1), ((torch.zeros(2), 1),))  # nested
+    assert outcome.kind == CHANGED_INPUT
+    assert call(lambda x: x.half(), (torch.ones(2),)).kind == RETURNED  # a new tensor
+
+
+def test_inputs_left_alone_are_not_reported_even_with_nan_and_inf():
+    x = torch.tensor([float("nan"), float("-inf"), 1.0])
+    assert call(lambda x, f: x + 1, (x, lambda: 1)).kind == RETURNED
+    assert call(lambda d: dict(d), ({"a": [1, np.zeros(2)]},)).kind == RETURNED
+
+
+def test_the_changed_argument_is_named_in_the_verdict(capsys):
+    verdict = Double().check(lambda x: x.mul_(2))
+    assert verdict.status == FAIL and "changed its argument `x` in place" in verdict.message
+    assert "x = x.clone()" in verdict.message
+
+
+# -- shortcuts -------------------------------------------------------------------------------------
+
+
+class Slopes(Question):
+    """A toy question whose library reference is alibi.alibi_slopes."""
+
+    name, function, returns = "qs", "slopes", FLOATS
+    references = ("posenc_lib.alibi.alibi_slopes",)
+
+    def cases(self, seed=0):
+        return [Case((4,), "num_heads = 4")]
+
+    def diagnose(self, case, value):
+        return None
+
+
+def test_the_reference_is_switched_off_however_the_answer_reaches_it(capsys):
+    from posenc_lib import alibi_slopes as imported_early  # as a notebook does, before the check
+
+    namespace = {"alibi_slopes": imported_early}
+    exec("def from_notebook(n):\n    return alibi_slopes(n).tolist()", namespace)
+
+    def closure(found):
+        return lambda n: found(n).tolist()
+
+    def swallowed(n):  # catching the error changes nothing: the call is recorded
+        try:
+            return alibi.alibi_slopes(n).tolist()
+        except Exception:
+            return [0.25, 0.0625, 0.015625, 0.00390625]
+
+    for answer in (
+        lambda n: posenc_lib.alibi_slopes(n).tolist(),
+        lambda n: alibi.alibi_slopes(n).tolist(),
+        namespace["from_notebook"],
+        closure(imported_early),
+        swallowed,
+    ):
+        verdict = Slopes().check(answer)
+        assert verdict.status == FAIL, verdict.message
+        assert verdict.message.startswith("this exercise asks you to write `slopes` yourself")
+        assert "`posenc_lib.alibi.alibi_slopes` is switched off" in verdict.message
+    assert Slopes().check(lambda n: [2.0 ** (-2 * h) for h in range(1, 5)]).status == PASS
+    assert torch.equal(alibi.alibi_slopes(2), torch.tensor([1 / 16, 1 / 256]))  # back on
+
+
+def test_the_reference_is_back_after_a_timeout_and_an_error():
+    (ref,) = resolve(["posenc_lib.alibi.alibi_slopes"])
+
+    def slow(n):
+        while True:
+            pass
+
+    assert call(slow, (4,), 0.2, (ref,)).kind == TOO_SLOW
+    assert call(lambda n: 1 / 0, (4,), 1.0, (ref,)).kind == "raised"
+    assert call(lambda n: alibi.alibi_slopes(n), (4,), 1.0, (ref,)).kind == SHORTCUT
+    assert alibi.alibi_slopes.__code__ is ref.code and alibi.alibi_slopes(1).item() == 2**-8
+    assert run.HOOK not in vars(alibi)
+
+
+def test_a_reference_must_name_a_library_function():
+    with pytest.raises(ValueError, match="plain Python function"):
+        resolve(["posenc_lib.ROPE_SCALING"])
+    with pytest.raises(ValueError):
+        resolve(["nowhere.at_all"])
+
+
+# -- time limits -----------------------------------------------------------------------------------
+
+
+def test_the_cpu_limit_does_not_count_imports(tmp_path, monkeypatch):
+    (tmp_path / "slow_to_import.py").write_text(
+        "import time\nstart = time.thread_time()\n"
+        "while time.thread_time() - start < 0.6:\n    pass\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def imports_then_adds(x):
+        import slow_to_import  # noqa: F401 - 0.6 s of CPU, three times the limit
+
+        return x + 1
+
+    outcome = call(imports_then_adds, (1,), timeout=0.2)
+    assert (outcome.kind, outcome.value) == (RETURNED, 2)
+
+
+def test_only_the_hard_limit_speaks_of_a_loop_that_never_ends(monkeypatch, capsys):
+    def spins(x):
+        while True:
+            pass
+
+    def waits(x):
+        while True:
+            time.sleep(0.05)  # no CPU time: only the wall-clock hard limit stops it
+
+    question = Double()
+    question.timeout = 0.2
+    slow = question.check(spins).message
+    assert "used more than 0.2 s of CPU time" in slow and "never ends" not in slow
+    monkeypatch.setattr(run, "hard_limit", lambda cpu: 0.5)
+    assert call(waits, (1,), timeout=0.2).kind == TIMED_OUT
+    monkeypatch.setattr("posenc_lib.checks.hard_limit", lambda cpu: 0.5)
+    message = question.check(waits).message
+    assert "still running after 0.5 s" in message and "loop that never ends" in message
+
+
+def test_a_cold_import_inside_the_worked_solution_passes():
+    """Chapter 4 q3's worked solution with transformers' T5 imported inside: the import (seconds
+    of CPU, cold, in a fresh process) is not the answer's work."""
+    script = textwrap.dedent(
+        """
+        import math, torch
+        from posenc_lib.checks import solution_code
+        from posenc_lib.checks.ch04 import q3
+        head, body = solution_code("04_relative_bias.ipynb", "t5_bucket").split("\\n", 1)
+        namespace = {"torch": torch, "math": math}
+        exec(head + "\\n    import transformers.models.t5.modeling_t5\\n" + body, namespace)
+        print(q3.evaluate(namespace["t5_bucket"]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert "correct" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+# -- no internal names -----------------------------------------------------------------------------
+
+
+INTERNAL = re.compile(r"_TimedOut|SwitchedOff|TooMany|Collected|Outcome|\b_[A-Za-z]\w*")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_outcome_reads_as_a_sentence_without_internal_names(kind):
+    outcome = Outcome(
+        kind, value=1.0, error={SHORTCUT: "posenc_lib.alibi.alibi_slopes"}.get(kind, "`x`")
+    )
+    verdict = Double().judge(Double().cases(), [outcome])
+    assert verdict.message and not INTERNAL.search(verdict.message), verdict.message
+
+
+def test_strange_values_are_described_in_plain_words(capsys):
+    for value in (itertools.count(), iter(range(3)), {1, 2}, np.float64(1.0), object()):
+        message = Double().check(lambda x, v=value: v).message
+        assert not INTERNAL.search(message), message
+
+
+def test_an_answer_that_swallows_the_time_limit_and_returns_is_still_too_slow():
+    def returns_after_the_limit(x):
+        try:
+            while True:
+                pass
+        except BaseException:  # noqa: BLE001 - the learner's "make the error go away"
+            return x
+
+    def raises_after_the_limit(x):
+        try:
+            while True:
+                pass
+        except BaseException:  # noqa: BLE001
+            raise ValueError("something else") from None
+
+    assert call(returns_after_the_limit, (1,), timeout=0.2).kind == TOO_SLOW
+    assert call(raises_after_the_limit, (1,), timeout=0.2).kind == TOO_SLOW

@@ -21,7 +21,7 @@ from posenc_lib.grade import Grader, chapters, grade_all, main, read_submission,
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "01_order_blindness.ipynb"
 FULL = 12
-TIMEOUT = 8.0
+TIMEOUT = 20.0  # per submission: an endless function uses 5 s of CPU, slower on a busy machine
 SEED = 1234
 
 WRONG_ATTENTION = """
@@ -40,7 +40,7 @@ def attention(x, w_q, w_k, w_v):
     assert os.getcwd() == os.path.expanduser("~") == os.environ["TMPDIR"]
     assert os.path.basename(os.getcwd()).startswith("posenc-grade-")
     assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == 64 * 2**20
-    assert resource.getrlimit(resource.RLIMIT_CPU)[0] <= 8 + 5
+    assert resource.getrlimit(resource.RLIMIT_CPU)[0] <= 20 + 5
     assert resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     return torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v
@@ -532,3 +532,184 @@ def test_what_a_submission_prints_reaches_nobody(tmp_path):
     assert "LEAKED-MARKER" not in done.stdout + done.stderr
     assert (tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[3] == "12"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "loud.ipynb"]  # cwd untouched
+
+
+# -- every chapter, end to end: the worked solutions, the type policy, side effects, shortcuts -----
+
+POLICY_SEEDS = (1234, 77, 31337)  # the worked solutions earn full marks on each
+INTERNAL_NAMES = re.compile(r"_TimedOut|SwitchedOff|TooMany|Collected|Outcome|_Opaque|Traceback")
+
+
+def _chapter_module(chapter):
+    from importlib import import_module
+
+    return import_module(chapters()[chapter])
+
+
+def _filled(chapter, replace=None, first=None):
+    """chapter's exercises notebook with every answer cell holding the worked solution, or the
+    source in ``replace`` (function name -> cell source); ``first`` goes after the imports."""
+    from posenc_lib.checks import solution_code
+
+    path = next((ROOT / "exercises").glob(f"{chapter}_*.ipynb"))
+    notebook = nbformat.read(path, as_version=4)
+    functions = [q.function for q in _chapter_module(chapter).QUESTIONS]
+    for cell in notebook.cells:
+        for name in functions:
+            if cell.cell_type == "code" and f"def {name}(" in cell.source:
+                cell.source = (replace or {}).get(name) or solution_code(path.name, name)
+    if first:
+        start = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
+        notebook.cells.insert(start + 1, nbformat.v4.new_code_cell(first))
+    return nbformat.writes(notebook)
+
+
+NUMPY_ATTENTION = """
+def attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    return (torch.softmax(q @ k.T / w_k.shape[1] ** 0.5, -1) @ v).numpy()
+"""
+IN_PLACE_POSITIONS = """
+def add_positions(x):
+    t = torch.arange(x.shape[0], dtype=x.dtype)[:, None]  # (T, 1)
+    x += 0.1 * t  # changes the caller's tensor
+    return x
+"""
+DECREASING_ROWS = """
+def unchanged_rows(T, i, j):
+    if i == j:
+        return list(range(T))[::-1]
+    return [t for t in range(T) if t < min(i, j) or t > max(i, j)][::-1]
+"""
+LIBRARY_ATTENTION = """
+def attention(x, w_q, w_k, w_v):
+    return self_attention(x, w_q, w_k, w_v)[0]
+"""
+LIBRARY_SLOPES = """
+import posenc_lib.alibi
+def alibi_slopes(num_heads):
+    return posenc_lib.alibi.alibi_slopes(num_heads).tolist()
+"""
+
+
+def _t5_with_a_cold_import():
+    from posenc_lib.checks import solution_code
+
+    head, body = solution_code("04_relative_bias.ipynb", "t5_bucket").split("\n", 1)
+    return head + "\n    import transformers.models.t5.modeling_t5  # cold: seconds of CPU\n" + body
+
+
+def _policy_attacks():
+    """name -> (chapter, notebook text, {question: points} of the questions that lose points)."""
+    return {
+        "near miss: a NumPy array for a tensor": (
+            "01",
+            _filled("01", {"attention": NUMPY_ATTENTION}),
+            {"q1": 0},
+        ),
+        "near miss: rows in decreasing order": (
+            "01",
+            _filled("01", {"unchanged_rows": DECREASING_ROWS}),
+            {"q5": 0},
+        ),
+        "side effect: the input changed in place": (
+            "01",
+            _filled("01", {"add_positions": IN_PLACE_POSITIONS}),
+            {"q4": 0},
+        ),
+        "shortcut: a reference imported into the notebook": (
+            "01",
+            _filled(
+                "01",
+                {"attention": LIBRARY_ATTENTION},
+                first="from posenc_lib import self_attention",
+            ),
+            {"q1": 0},
+        ),
+        "shortcut: a reference through its module": (
+            "05",
+            _filled("05", {"alibi_slopes": LIBRARY_SLOPES}),
+            {"q1": 0},
+        ),
+        "a slow import inside a right answer": (
+            "04",
+            _filled("04", {"t5_bucket": _t5_with_a_cold_import()}),
+            {},
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def policy_graded(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("policy")
+    attacks = _policy_attacks()
+    paths = []
+    for name, (_, text, _) in attacks.items():
+        path = folder / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".ipynb")
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    solved = []
+    for chapter in chapters():
+        path = folder / f"solved-{chapter}.ipynb"
+        path.write_text(_filled(chapter), encoding="utf-8")
+        solved.append(path)
+    rows = grade_all(paths + solved, POLICY_SEEDS[0], timeout=60.0, workers=2)
+    by_seed = {POLICY_SEEDS[0]: rows[len(paths) :]}
+    for seed in POLICY_SEEDS[1:]:
+        by_seed[seed] = grade_all(solved, seed, timeout=60.0, workers=2)
+    return attacks, dict(zip(attacks, rows, strict=False)), by_seed
+
+
+@pytest.mark.parametrize("seed", POLICY_SEEDS)
+def test_every_worked_solution_earns_full_marks_from_the_grader(policy_graded, seed):
+    *_, by_seed = policy_graded
+    for row in by_seed[seed]:
+        failed = [str(v) for v in row.verdicts if not v.passed]
+        assert (row.status, row.score) == ("ok", row.max_score), (row.submission, failed)
+        assert row.failed_cells == [], row.failed_cells
+
+
+@pytest.mark.parametrize("name", list(_policy_attacks()))
+def test_near_misses_side_effects_and_shortcuts_earn_nothing(policy_graded, name):
+    attacks, rows, _ = policy_graded
+    _, _, lost = attacks[name]
+    row = rows[name]
+    points = {v.question: v.points for v in row.verdicts}
+    full = {v.question: v.max_points for v in row.verdicts}
+    assert row.status == "ok", row.reason
+    assert points == {**full, **lost}, [str(v) for v in row.verdicts]
+
+
+def test_the_feedback_names_the_near_miss_the_side_effect_and_the_shortcut(policy_graded):
+    _, rows, _ = policy_graded
+
+    def message(name, question):
+        return next(v.message for v in rows[name].verdicts if v.question == question)
+
+    assert "returned a NumPy array, but the question asks for a torch tensor" in message(
+        "near miss: a NumPy array for a tensor", "q1"
+    )
+    assert "not in increasing order" in message("near miss: rows in decreasing order", "q5")
+    assert "changed its argument `x` in place" in message(
+        "side effect: the input changed in place", "q4"
+    )
+    shortcut = message("shortcut: a reference imported into the notebook", "q1")
+    assert "`posenc_lib.attention.self_attention` is switched off" in shortcut
+    assert "write `alibi_slopes` yourself" in message(
+        "shortcut: a reference through its module", "q1"
+    )
+
+
+def test_feedback_never_shows_an_internal_name(graded, policy_graded):
+    _, attack_rows, exercise_rows, *_ = graded
+    _, policy_rows, by_seed = policy_graded
+    rows = [*attack_rows.values(), *exercise_rows, *policy_rows.values()]
+    rows += [row for seed_rows in by_seed.values() for row in seed_rows]
+    for row in rows:
+        feedback = row.feedback()
+        if row.status == "tampered":  # the reason lists what the notebook itself replaced
+            feedback.pop("reason")
+        text = json.dumps(feedback)
+        assert not INTERNAL_NAMES.search(text), (row.submission, text[:2000])
+    stopped = attack_rows["infinite loop in a cell"].failed_cells
+    assert stopped and "did not finish within" in stopped[0], stopped

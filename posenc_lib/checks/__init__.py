@@ -2,11 +2,13 @@
 
 A check has two halves, kept apart so a grader can run them in different processes:
 - ``Question.run`` calls the learner's function on each input and records what happened (an
-  ``Outcome``: returned a value, raised, was not attempted, ran out of time; see ``run.py``). This
-  is the only place learner code runs, always on copies of the inputs, under a time limit.
+  ``Outcome``: returned a value, raised, was not attempted, ran out of time, called a library
+  function the question asks it to write, changed its input; see ``run.py``). This is the only
+  place learner code runs, always on copies of the inputs, under a time limit, with the question's
+  ``references`` switched off.
 - ``Question.judge`` turns the outcomes into a ``Verdict``: pass, fail with a sentence naming what is
-  off (a shape, a swapped axis, a missing scale), or not attempted. It never runs learner code and
-  never shows the expected answer.
+  off (a near miss of the type asked for, a shape, a swapped axis, a missing scale), or not
+  attempted. It never runs learner code and never shows the expected answer.
 ``Question.check`` does both on the public inputs (``cases(seed=0)``); a grader passes its own seed.
 
 Each chapter's questions live in ``checks/chNN.py``.
@@ -16,14 +18,26 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .run import NOT_ATTEMPTED, Outcome, TooMany, call
+from .run import (
+    CHANGED_INPUT,
+    NOT_ATTEMPTED,
+    RAISED,
+    SHORTCUT,
+    TIMED_OUT,
+    TOO_SLOW,
+    Collected,
+    Outcome,
+    TooMany,
+    call,
+    hard_limit,
+    resolve,
+)
 
 PASS, FAIL = "pass", "fail"
 TIMEOUT_SECONDS = 5.0  # per call of a learner's function
@@ -90,24 +104,177 @@ def _display(bundle: dict) -> None:
         print(bundle["text/plain"])
 
 
+# -- the type policy: the type a question asks for is the type it accepts -----------------------------
+#
+# ``Question.returns`` names what the learner's function returns: one of the kinds below, or a tuple
+# of them for a function that returns a pair. A value one conversion away from it (a NumPy array
+# for a tensor, a 0-d tensor for a float, a list for a tensor, a tensor for a list, an unsorted
+# list...) fails before any judging, with a sentence naming the conversion: the same words in every
+# chapter. Anything further off is left to ``diagnose``, whose ``as_*`` helpers below say what
+# they wanted.
+
+FLOAT = "float"  # a Python float (an int is a number too)
+INT = "int"  # a Python int
+TENSOR = "tensor"  # a torch tensor of floats
+INT_TENSOR = "int tensor"  # a torch tensor of integers
+INDEX_LIST = "index list"  # a list of Python ints in increasing order, each once
+FLOATS = "floats"  # a list of Python floats, or a 1-D float tensor
+
+ASKED = {
+    FLOAT: "a Python float",
+    INT: "a Python int",
+    TENSOR: "a torch tensor of floats",
+    INT_TENSOR: "a torch tensor of integers",
+    INDEX_LIST: "a list of ints in increasing order, each once",
+    FLOATS: "a list of Python floats (or a 1-D float tensor)",
+}
+_FROM_NUMPY = "return torch.from_numpy(x), or build it with torch from the start"
+_TO_TENSOR = (
+    "convert it with torch.tensor (torch.stack for a list of tensors), or build it with torch "
+    "from the start"
+)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _container(value) -> str:
+    if isinstance(value, Collected):
+        return f"a {value.source}"
+    return "a tuple" if isinstance(value, tuple) else "a list"
+
+
+def _near_miss(value, kind) -> tuple[str, str] | None:
+    """(what ``value`` is, the conversion that gives ``kind``) when one conversion away, else None."""
+    if isinstance(kind, tuple):  # a pair (or more): a tuple of the kinds, item by item
+        if isinstance(value, list) and len(value) == len(kind):
+            return "a list", "return a tuple, as in `return a, b`"
+        return None
+    if kind in (FLOAT, INT):
+        word = "float" if kind == FLOAT else "int"
+        if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_complex():
+            shape = "a 0-d tensor" if value.dim() == 0 else "a one-element tensor"
+            return shape, f"return x.item() or {word}(x)"
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            return f"a NumPy scalar (numpy.{value.dtype})", f"return {word}(x)"
+        if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+            return "a one-element NumPy array", f"return {word}(x)"
+        if isinstance(value, (list, tuple)) and len(value) == 1 and _is_number(value[0]):
+            return f"{_container(value)} of one number", "return the number itself, x[0]"
+        if kind == INT and isinstance(value, float) and value.is_integer():
+            return f"a float ({value!r})", "return int(x)"
+        return None
+    if kind in (TENSOR, INT_TENSOR):
+        if isinstance(value, np.ndarray):
+            return "a NumPy array", _FROM_NUMPY
+        if isinstance(value, (list, tuple)):
+            if isinstance(value, tuple) and len(value) > 1 and isinstance(value[0], torch.Tensor):
+                return None  # more than was asked for: as_tensor says so
+            return _container(value), _TO_TENSOR
+        if isinstance(value, torch.Tensor) and not value.is_complex():
+            floating = value.dtype.is_floating_point
+            if kind == TENSOR and not floating:
+                held = "booleans" if value.dtype == torch.bool else "integers"
+                return f"a tensor of {held} ({value.dtype})", (
+                    "return x.float(), or build it with a float dtype from the start"
+                )
+            if kind == INT_TENSOR and floating:  # (a True/False mask is not a near miss)
+                return f"a tensor of floats ({value.dtype})", "return x.long()"
+        return None
+    if kind in (INDEX_LIST, FLOATS):
+        if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim != 1:
+            return None  # not a flat list of anything: a shape problem, for diagnose
+        if isinstance(value, torch.Tensor):
+            if kind == FLOATS and not value.is_complex():
+                if value.dtype.is_floating_point:
+                    return None
+                return f"a tensor of integers ({value.dtype})", "return x.float()"
+            return "a tensor", "return x.tolist()"
+        if isinstance(value, np.ndarray):
+            return "a NumPy array", "return x.tolist()"
+        if isinstance(value, Collected) and value.source == "set" and kind == INDEX_LIST:
+            return "a set", "return sorted(x)"
+        if isinstance(value, (tuple, Collected)):
+            return _container(value), "return list(x)"
+        if not isinstance(value, list) or not value:
+            return None
+        if kind == FLOATS:
+            if all(isinstance(v, torch.Tensor) and v.numel() == 1 for v in value):
+                return "a list of tensors", "return [float(v) for v in x]"
+            if all(isinstance(v, np.generic) for v in value):
+                return "a list of NumPy numbers", "return [float(v) for v in x]"
+            return None
+        if all(isinstance(v, torch.Tensor) and v.numel() == 1 for v in value):
+            return "a list of tensors", "return [int(i) for i in x]"
+        if all(isinstance(v, np.integer) for v in value):
+            return "a list of NumPy integers", "return [int(i) for i in x]"
+        if all(isinstance(v, float) and v.is_integer() for v in value):
+            return "a list of floats", "return [int(i) for i in x]"
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return None
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            return f"a list that holds {twice[0]} more than once", "return sorted(set(x))"
+        if value != sorted(value):
+            return "a list that is not in increasing order", "return sorted(x)"
+        return None
+    return None
+
+
+def type_problem(value, returns, function: str) -> str | None:
+    """The policy's sentence when ``function`` returned a near miss of ``returns``, else None."""
+    if returns is None:
+        return None
+    missed = _near_miss(value, returns)
+    if missed:
+        what, fix = missed
+        asked = "a tuple" if isinstance(returns, tuple) else ASKED[returns]
+        return f"`{function}` returned {what}, but the question asks for {asked}: {fix}."
+    if isinstance(returns, tuple) and isinstance(value, tuple) and len(value) == len(returns):
+        for number, (item, kind) in enumerate(zip(value, returns, strict=True), start=1):
+            missed = _near_miss(item, kind)
+            if missed:
+                what, fix = missed
+                return (
+                    f"Item {number} of the tuple `{function}` returned is {what}, but the question "
+                    f"asks for {ASKED[kind]} there: {fix}."
+                )
+    return None
+
+
+def _sentence(value, kind, what: str) -> str | None:
+    """The policy's words for a near miss, about ``what`` (e.g. "The output")."""
+    missed = _near_miss(value, kind)
+    if missed is None:
+        return None
+    described, fix = missed
+    return f"{what} is {described}, but the question asks for {ASKED[kind]}: {fix}."
+
+
 # -- helpers for judging values ----------------------------------------------------------------------
 
 
 def as_tensor(value, what: str, shape: tuple | None = None):
-    """(value as a float64 tensor, None), or (None, a sentence saying why it is not usable)."""
+    """(value as a float64 tensor, None), or (None, a sentence saying why it is not usable).
+
+    Accepts a torch tensor only (of any real dtype: ``Question.returns`` says which); the type
+    policy's sentence for a NumPy array or a list.
+    """
     if isinstance(value, TooMany):
         return None, f"{what} should be a tensor, but your function returned an endless iterator."
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        value = torch.from_numpy(np.ascontiguousarray(value, dtype=np.float64))
     if isinstance(value, np.ndarray) and value.dtype.kind == "c":
         return None, f"{what} should hold real numbers, but yours is complex ({value.dtype})."
     if not isinstance(value, torch.Tensor):
-        if isinstance(value, tuple) and value and isinstance(value[0], torch.Tensor):
+        if isinstance(value, tuple) and len(value) > 1 and isinstance(value[0], torch.Tensor):
             return None, (
                 f"{what} should be one tensor, but your function returned a tuple of "
                 f"{len(value)} things; return only the tensor asked for."
             )
-        return None, f"{what} should be a torch tensor, but your function returned {_kind(value)}."
+        near = _sentence(value, TENSOR, what)
+        return None, near or (
+            f"{what} should be a torch tensor, but your function returned {_kind(value)}."
+        )
     if value.is_complex():
         return None, f"{what} should hold real numbers, but yours is complex ({value.dtype})."
     if shape is not None and tuple(value.shape) != tuple(shape):
@@ -124,22 +291,91 @@ def as_tensor(value, what: str, shape: tuple | None = None):
 
 
 def as_number(value, what: str):
-    """(value as a float, None), or (None, a sentence saying why it is not one number)."""
+    """(value as a float, None), or (None, a sentence saying why it is not one number).
+
+    Accepts a Python float or int; the type policy's sentence for a tensor or a NumPy number.
+    """
+    near = _sentence(value, FLOAT, what)
+    if near:
+        return None, near
     if isinstance(value, (torch.Tensor, np.ndarray)):
-        size = value.size if isinstance(value, np.ndarray) else value.numel()
-        if size == 1:
-            value = value.item()
-        else:
-            return None, (
-                f"{what} should be one number, but your function returned an array of shape "
-                f"{tuple(value.shape)}; reduce it to a single value (e.g. with .max())."
-            )
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.number)):
+        return None, (
+            f"{what} should be one number, but your function returned an array of shape "
+            f"{tuple(value.shape)}; reduce it to a single value (e.g. with .max())."
+        )
+    if not _is_number(value):
         return None, f"{what} should be a number, but your function returned {_kind(value)}."
     value = float(value)
     if not math.isfinite(value):
         return None, f"{what} should be a finite number, but yours is {value}."
     return value, None
+
+
+def as_int(value, what: str):
+    """(value, None) for a Python int, or (None, a sentence saying why it is not one)."""
+    near = _sentence(value, INT, what)
+    if near:
+        return None, near
+    if isinstance(value, float) and math.isfinite(value):
+        return None, f"{what} should be a whole number, but yours is {value:g}."
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        return None, (
+            f"{what} should be one number (an int), but your function returned an array of shape "
+            f"{tuple(value.shape)}."
+        )
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None, f"{what} should be an int, but your function returned {_kind(value)}."
+    return value, None
+
+
+def as_index_list(value, what: str):
+    """(a list of ints, None), or (None, a sentence): the policy's increasing list, each once."""
+    if isinstance(value, TooMany):
+        return (
+            None,
+            f"{what} should be a list of ints, but your function returned an endless iterator.",
+        )
+    near = _sentence(value, INDEX_LIST, what)
+    if near:
+        return None, near
+    if _is_number(value) or isinstance(value, bool):
+        return None, f"{what} should be a list of ints (e.g. [0, 1, 2]), not one number."
+    if not isinstance(value, list):
+        return None, f"{what} should be a list of ints, but your function returned {_kind(value)}."
+    if value and all(isinstance(v, bool) for v in value):
+        return None, (
+            f"{what} is a True/False mask; return the indices themselves, e.g. "
+            "[i for i in range(n) if ...]."
+        )
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return None, f"{what} should hold plain ints, one per index."
+    return list(value), None
+
+
+def as_floats(value, what: str, length: int | None = None):
+    """(a float64 tensor, None) from a list of floats or a 1-D float tensor, or (None, a sentence)."""
+    if isinstance(value, TooMany):
+        return (
+            None,
+            f"{what} should be a list of floats, but your function returned an endless iterator.",
+        )
+    near = _sentence(value, FLOATS, what)
+    if near:
+        return None, near
+    if isinstance(value, list):
+        if not all(_is_number(v) for v in value):
+            return None, f"{what} should hold plain numbers (Python floats), one per item."
+        value = torch.tensor(value, dtype=torch.float64)
+    got, problem = as_tensor(value, what)
+    if problem:
+        return None, problem
+    if got.dim() != 1 or (length is not None and got.numel() != length):
+        want = "numbers" if length is None else f"{length} numbers"
+        return (
+            None,
+            f"{what} should be {want} in one flat list, but yours has shape {tuple(got.shape)}.",
+        )
+    return got, None
 
 
 def close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
@@ -163,10 +399,17 @@ def _tip(error: str) -> str:
 
 
 def _kind(value) -> str:
+    """What a value is, in words: "a NumPy array of int64 values", "an endless iterator"."""
     if value is None:
         return "None"
     if isinstance(value, np.ndarray):
         return f"a NumPy array of {value.dtype} values"
+    if isinstance(value, np.generic):
+        return f"a NumPy scalar (numpy.{value.dtype})"
+    if isinstance(value, TooMany):
+        return "an endless iterator"
+    if isinstance(value, Collected):
+        return f"a {value.source}"
     name = type(value).__name__ or "nameless object"
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
@@ -194,7 +437,14 @@ class Question:
     points = 1
     hints: tuple[str, ...] = ()
     notebook = ""  # the solutions notebook holding the worked solution
-    timeout = TIMEOUT_SECONDS
+    timeout = TIMEOUT_SECONDS  # seconds of CPU time per call (imports not counted)
+    # What the function returns (FLOAT, INT, TENSOR, INT_TENSOR, INDEX_LIST, FLOATS, or a tuple of
+    # them): a near miss of it fails with the type policy's sentence before ``diagnose`` runs.
+    returns: str | tuple | None = None
+    # The library functions that answer the question ("posenc_lib.module.function"): switched off
+    # while the learner's function runs, so calling one fails with a sentence.
+    references: tuple[str, ...] = ()
+    slow_hint = "look for a Python loop over every entry of a tensor."  # after "too slow"
 
     def __init__(self):
         self._next_hint = 0
@@ -219,11 +469,11 @@ class Question:
     # Running and judging.
     def run(self, fn, cases: list[Case]) -> list[Outcome]:
         """Call ``fn`` on each case, stopping at the first call that did not return a value."""
-        outcomes = []
+        outcomes, references = [], resolve(self.references)
         for case in cases:
-            outcomes.append(call(fn, case.args, self.timeout))
-            if outcomes[-1].kind != "returned":
-                break
+            outcomes.append(call(fn, case.args, self.timeout, references))
+            if outcomes[-1].kind != "returned" or isinstance(outcomes[-1].value, TooMany):
+                break  # (an endless iterator fails its first input: no need to read more)
         return outcomes
 
     def judge(self, cases: list[Case], outcomes: list[Outcome]) -> Verdict:
@@ -232,12 +482,12 @@ class Question:
             status, message = self._judge(cases, outcomes)
         except KeyboardInterrupt:
             raise
-        except BaseException as error:  # noqa: BLE001 - a strange value must not crash the check
+        except BaseException:  # noqa: BLE001 - a strange value must not crash the check
             status, message = (
                 FAIL,
                 (
-                    f"`{self.function}` returned something the check could not read "
-                    f"({type(error).__name__}); return the type the question asks for."
+                    f"`{self.function}` returned something the check could not read; return the "
+                    "type the question asks for."
                 ),
             )
         points = self.points if status == PASS else 0
@@ -254,20 +504,15 @@ class Question:
                     f"replace the `raise NotImplementedError` line in `{self.function}` with your "
                     "code, then run the check again."
                 )
-            if outcome.kind == "timed out":
-                return FAIL, (
-                    f"`{self.function}` did not finish within {self.timeout:g} s {where}: "
-                    "is there a loop that never ends?"
-                )
-            if outcome.kind == "raised":
-                return (
-                    FAIL,
-                    f"`{self.function}` raised {outcome.error} {where}.{_tip(outcome.error)}",
-                )
+            if outcome.kind != "returned":
+                return FAIL, self._not_returned(outcome, where)
             if outcome.value is None:
                 return FAIL, (
                     f"`{self.function}` returned None {where}: did you forget the `return`?"
                 )
+            problem = type_problem(outcome.value, self.returns, self.function)
+            if problem:
+                return FAIL, f"{problem} (Input: {case.describe}.)"
             problem = self.diagnose(case, outcome.value)
             if problem:
                 return FAIL, f"{problem} (Input: {case.describe}.)"
@@ -278,6 +523,35 @@ class Question:
         if problem:
             return FAIL, problem
         return PASS, "well done."
+
+    def _not_returned(self, outcome: Outcome, where: str) -> str:
+        """The sentence for a call that raised, ran too long, cheated or changed its input."""
+        fn = f"`{self.function}`"
+        if outcome.kind == TOO_SLOW:
+            return (
+                f"{fn} used more than {self.timeout:g} s of CPU time {where} (imports not "
+                f"counted) and was stopped; a right answer needs far less: {self.slow_hint}"
+            )
+        if outcome.kind == TIMED_OUT:
+            return (
+                f"{fn} was still running after {hard_limit(self.timeout):g} s {where} and was "
+                "stopped: is there a loop that never ends?"
+            )
+        if outcome.kind == SHORTCUT:
+            return (
+                f"this exercise asks you to write {fn} yourself; the library's `{outcome.error}` "
+                "is switched off while your answer is checked."
+            )
+        if outcome.kind == CHANGED_INPUT:
+            name = outcome.error.strip("`") if outcome.error.startswith("`") else "x"
+            return (
+                f"{fn} changed its argument {outcome.error} in place {where}: work on a copy "
+                f"(`{name} = {name}.clone()` for a tensor, `{name} = list({name})` for a list), "
+                "or use operations that make new tensors (x = x + y, not x += y)."
+            )
+        if outcome.kind == RAISED:
+            return f"{fn} raised {outcome.error} {where}.{_tip(outcome.error)}"
+        return f"{fn} did not return a value {where}."
 
     def evaluate(self, fn) -> Verdict:
         """The Verdict for ``fn`` on the public inputs, without showing it.

@@ -10,14 +10,12 @@ sentences name the usual mistakes by recomputing them and comparing.
 from __future__ import annotations
 
 import math
-import numbers
 
-import numpy as np
 import torch
 
 from ..attention import self_attention
 from ..toy import permutation_matrix, slot_vectors
-from . import Case, Question, TooMany, as_number, as_tensor, close
+from . import FLOAT, INDEX_LIST, TENSOR, Case, Question, as_index_list, as_number, as_tensor, close
 
 NOTEBOOK = "01_order_blindness.ipynb"
 
@@ -39,13 +37,16 @@ def _random_order(n: int, generator: torch.Generator) -> list[int]:
     return order
 
 
-def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
-    """A fixed single-head attention layer x (T, dim) -> (T, dim), optionally with positions.
+def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False, d_out=None):
+    """A fixed single-head attention layer x (T, dim) -> (T, d_out or dim), optionally with
+    positions or a causal mask.
 
     Computed in float64 and returned in x's dtype, so a learner may mix its output with x freely.
     """
     generator = _generator(seed, 99)
-    w = torch.randn(3, dim, dim, generator=generator, dtype=torch.float64) / math.sqrt(dim)
+    w = list(torch.randn(3, dim, dim, generator=generator, dtype=torch.float64) / math.sqrt(dim))
+    if d_out is not None:  # values of another width: D' != D
+        w[2] = torch.randn(dim, d_out, generator=generator, dtype=torch.float64) / math.sqrt(dim)
 
     def layer(x):
         dtype = x.dtype if isinstance(x, torch.Tensor) else torch.float64
@@ -63,6 +64,7 @@ def _layer(dim: int, seed: int, positions: bool = False, causal: bool = False):
 
 class Attention(Question):
     name, function, points, notebook = "q1", "attention", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.attention.self_attention",)
     title = "Single-head self-attention by hand"
     hints = (
         "Three matrix products give Q = x @ w_q, K = x @ w_k and V = x @ w_v.",
@@ -75,10 +77,13 @@ class Attention(Question):
         generator = _generator(seed, 1)
         # (T, D, d_k, d_v), all four different, so a shape names the mistake that made it.
         sizes = [(4, 6, 3, 5), (3, 5, 2, 4)] if seed == 0 else []
+        # Whatever the seed: T, D, d_k and d_v all different in every case, and each case its
+        # own d_k, so neither a wrong size nor a hard-coded scale passes.
         while len(sizes) < 3:
             n_pos = int(torch.randint(5, 10, (1,), generator=generator))
             size = (n_pos, *torch.randint(2, 8, (3,), generator=generator).tolist())
-            sizes.append(size)
+            if len(set(size)) == 4 and size[2] not in {s[2] for s in sizes}:
+                sizes.append(size)
         cases = []
         for n_pos, d_in, d_k, d_v in sizes:
             x = torch.randn(n_pos, d_in, generator=generator)
@@ -115,6 +120,10 @@ class Attention(Question):
             (torch.softmax(scores, -1) @ v, "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax."),
             (torch.softmax(scores / d_k, -1) @ v, "you divide the scores by d_k; the scale is 1/sqrt(d_k)."),
             (torch.softmax(scores / math.sqrt(x.shape[1]), -1) @ v, "the scale uses D, the size of x's rows; it should use d_k, the size of a query (w_k.shape[1])."),
+            (torch.softmax(scores / math.sqrt(d_v), -1) @ v, "the scale uses d_v, the size of a value (w_v.shape[1]); it should use d_k, the size of a query and a key (w_k.shape[1])."),
+            (torch.softmax(scores / math.sqrt(n_pos), -1) @ v, "the scale uses T, the number of positions (x.shape[0]); it should use d_k, the size of a query (w_k.shape[1])."),
+            (torch.softmax((scores / math.sqrt(d_k)).masked_fill(torch.ones(n_pos, n_pos, dtype=torch.bool).triu(1), float("-inf")), -1) @ v, "you applied a causal mask; this question's attention lets every query see every key (no mask)."),
+            (torch.softmax((scores / math.sqrt(d_k)).flatten(), -1).view(n_pos, n_pos) @ v, "your softmax normalises the whole score matrix at once; each row (one query's weights over the keys) should sum to 1: softmax over the last axis."),
             (torch.softmax(scores / math.sqrt(d_k), 0) @ v, "your softmax normalises each column (over the queries); each query's weights over the keys, a row, should sum to 1: softmax over the last axis."),
             (torch.softmax(scores.T / math.sqrt(d_k), -1) @ v, "your score matrix is transposed: entry (i, j) should be query i against key j, Q K^T rather than K Q^T."),
             (scores / math.sqrt(d_k) @ v, "the weights are not normalised: apply a softmax to the scaled scores, so each row sums to 1."),
@@ -130,6 +139,7 @@ class Attention(Question):
 
 class Permutation(Question):
     name, function, points, notebook = "q2", "permutation_matrix", 2, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.toy.permutation_matrix",)
     title = "Build the permutation matrix P"
     hints = (
         "P is a T x T matrix of zeros and ones with exactly one 1 in every row and every column.",
@@ -143,16 +153,12 @@ class Permutation(Question):
         else:
             generator = _generator(seed, 2)
             lengths = torch.randint(6, 10, (3,), generator=generator).tolist()
-            orders = [_random_order(n, generator) for n in lengths]
+            orders = [_random_order(n, generator) for n in lengths] + [[0]]  # T = 1, every time
         return [Case((order,), f"order = {order}") for order in orders]
 
     def diagnose(self, case, value):
         (order,) = case.args
         n = len(order)
-        if isinstance(value, np.ndarray):
-            return "P should be a torch tensor, not a NumPy array: P @ X must work for a torch tensor X."
-        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point:
-            return f"P should be a float tensor, but yours holds {value.dtype}: a float P can multiply float embeddings (P @ X), an integer or boolean one cannot."
         got, problem = as_tensor(value, "P", (n, n))
         if problem:
             return problem
@@ -180,6 +186,8 @@ def _gap(f, x, order, out_order=None, reduce="max"):
     diff = f(x[order]) - f(x)[order if out_order is None else out_order]
     if reduce == "signed":
         return float(diff.max())
+    if reduce == "signed reversed":  # P f(X) - f(PX), without the absolute value
+        return float((-diff).max())
     if reduce == "norm":
         return float(diff.norm())
     if reduce == "row norm":
@@ -189,6 +197,7 @@ def _gap(f, x, order, out_order=None, reduce="max"):
 
 class EquivarianceGap(Question):
     name, function, points, notebook = "q3", "equivariance_gap", 2, NOTEBOOK
+    returns, references = FLOAT, ()  # the library has no gap of an arbitrary layer
     title = "Measure the equivariance gap of any layer"
     hints = (
         "Compute f on the reordered input, x[order], and reorder f's output on the original input "
@@ -201,23 +210,32 @@ class EquivarianceGap(Question):
         generator = _generator(seed, 3)
         cases = []
         for positions, causal in ((False, False), (True, False), (False, True)):
-            n_pos, dim = (
-                (5, 6)
+            n_pos, dim, d_out = (
+                (5, 6, 3)
                 if seed == 0
                 else (
                     int(torch.randint(6, 10, (1,), generator=generator)),
                     int(torch.randint(3, 9, (1,), generator=generator)),
+                    int(torch.randint(2, 10, (1,), generator=generator)),
                 )
             )
-            f = _layer(dim, seed, positions, causal)
-            while True:  # an input whose largest difference is negative, so a signed max fails
+            while d_out in (dim, n_pos):  # the causal layer's D' differs from D and from T
+                d_out = int(torch.randint(2, 10, (1,), generator=generator))
+            f = _layer(dim, seed, positions, causal, d_out if causal else None)
+            # The two layers that see order get inputs on which a signed max differs from the
+            # absolute one either way: with positions, the largest difference is positive and
+            # the most negative one larger still in size (so max(d) fails); with the causal mask,
+            # the reverse (so max(-d), the signed max of P f(X) - f(PX), fails).
+            sign = {(True, False): 1.0, (False, True): -1.0}.get((positions, causal))
+            while True:
                 x = torch.randn(n_pos, dim, generator=generator)  # float32, like other inputs
                 order = _random_order(n_pos, generator)
-                diff = f(x[order]) - f(x)[order]  # (T, D)
-                if not (positions or causal) or -float(diff.min()) > 1.1 * float(diff.max()):
+                diff = sign * (f(x[order]) - f(x)[order]) if sign else None  # (T, D')
+                if sign is None or -float(diff.min()) > 1.1 * float(diff.max()) > 0:
                     break
             kind = "with positions" if positions else ("with a causal mask" if causal else "plain")
-            cases.append(Case((f, x, order), f"f = an attention layer ({kind}), x {tuple(x.shape)}, order = {order}"))  # fmt: skip
+            width = f", f: (T, {dim}) -> (T, {d_out})" if causal else ""
+            cases.append(Case((f, x, order), f"f = an attention layer ({kind}){width}, x {tuple(x.shape)}, order = {order}"))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
@@ -234,6 +252,7 @@ class EquivarianceGap(Question):
             (_gap(f, x, order, out_order=inverse), "you reordered f(X) with the inverse permutation; use the same `order` on both sides."),
             (_gap(f, x, order, reduce="mean"), "the gap is the largest absolute difference, not the mean."),
             (_gap(f, x, order, reduce="signed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
+            (_gap(f, x, order, reduce="signed reversed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3 (whichever side you subtract from the other)."),
             (_gap(f, x, inverse), "you reordered both sides with the inverse permutation: PX is x[order], whose row i is row order[i] of x."),
             (_gap(f, x, order, reduce="norm"), "the gap is the largest absolute entry, not the norm of the whole difference."),
             (_gap(f, x, order, reduce="row norm"), "the gap is the largest absolute entry, not the largest row norm."),
@@ -251,6 +270,8 @@ class EquivarianceGap(Question):
 
 class AddPositions(Question):
     name, function, points, notebook = "q4", "add_positions", 3, NOTEBOOK
+    returns = TENSOR
+    references = ("posenc_lib.toy.slot_vectors", "posenc_lib.absolute.sinusoidal_encoding")
     title = "Break the symmetry with a position signal"
     hints = (
         "Return x plus a (T, D) tensor whose row t depends only on t (and D), never on x's values.",
@@ -261,9 +282,11 @@ class AddPositions(Question):
 
     def cases(self, seed=0):
         generator = _generator(seed, 4)
-        sizes = [(5, 8), (3, 6)] if seed == 0 else []
-        while len(sizes) < 2:
-            n_pos = int(torch.randint(6, 11, (1,), generator=generator))
+        # One table longer than the others (12, then 13-24 rows), so a signal read from a table
+        # of fixed length fails where the learner can see it.
+        sizes = [(5, 8), (3, 6), (12, 4)] if seed == 0 else []
+        for low, high in ((6, 11), (13, 25)) if seed else ():
+            n_pos = int(torch.randint(low, high, (1,), generator=generator))
             half = int(torch.randint(2, 9, (1,), generator=generator))
             sizes.append((n_pos, 2 * half))
         cases = []
@@ -317,6 +340,7 @@ def _shifted_layer(signal, dim):
 
 class UnchangedRows(Question):
     name, function, points, notebook = "q5", "unchanged_rows", 2, NOTEBOOK
+    returns, references = INDEX_LIST, ()  # reasoning, not a computation the library does
     title = "Which outputs does a causal mask keep when two words swap?"
     hints = (
         "With a causal mask, row t of the output depends on the word at t and the *set* of words "
@@ -325,30 +349,37 @@ class UnchangedRows(Question):
     )
 
     def cases(self, seed=0):
+        # Every draw holds each shape of the question: rows before, between and after the pair,
+        # i < j and i > j; i == j; a pair at the start (i or j = 0) and at the end (T - 1).
         if seed == 0:
-            triples = [(5, 1, 3), (4, 0, 1), (6, 4, 1), (3, 2, 2)]
-        else:
-            generator = _generator(seed, 6)
-            triples = []
-            for _ in range(4):
-                n = int(torch.randint(7, 13, (1,), generator=generator))
-                i, j = torch.randint(0, n, (2,), generator=generator).tolist()
-                triples.append((n, i, j))
+            return [
+                Case(t, f"T = {t[0]}, i = {t[1]}, j = {t[2]}")
+                for t in [(5, 1, 3), (4, 0, 1), (6, 4, 1), (3, 2, 2), (25, 21, 9), (7, 5, 6)]
+            ]
+        generator = _generator(seed, 6)
+
+        def draw(low, high):  # a whole number in low..high - 1
+            return int(torch.randint(low, high, (1,), generator=generator))
+
+        triples = []
+        for flip in (False, True):  # at least one row before, three between, one after
+            n = draw(8, 14)
+            low = draw(1, n - 4)
+            high = draw(low + 3, n - 1)
+            triples.append((n, high, low) if flip else (n, low, high))
+        n = draw(7, 13)
+        triples.append((n, *[draw(1, n - 1)] * 2))  # i == j
+        n = draw(21, 41)
+        triples.append((n, 0, draw(2, n - 1)))  # from the first word, in a sentence past 20 words
+        n = draw(7, 13)
+        triples.append((n, n - 1, n - 2))  # the last two words, i > j
         return [Case(t, f"T = {t[0]}, i = {t[1]}, j = {t[2]}") for t in triples]
 
     def diagnose(self, case, value):
         n, i, j = case.args
-        if isinstance(value, TooMany):
-            return "Return a list of row numbers; your function returned an endless iterator."
-        if isinstance(value, (torch.Tensor, np.ndarray)):
-            value = value.flatten().tolist()
-        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            return f"Return a collection of row numbers (a list or a set of ints), not {type(value).__name__}."
-        got = list(value)
-        if got and all(isinstance(r, bool) for r in got):
-            return "You returned a True/False mask; return the row numbers themselves, e.g. [t for t in range(T) if ...]."
-        if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) for r in got):
-            return "Every entry should be a row number: a plain int."
+        got, problem = as_index_list(value, "Your answer")
+        if problem:
+            return problem
         if any(r < 0 or r >= n for r in got):
             outside = sorted(r for r in got if not 0 <= r < n)
             shown = ", ".join(map(str, outside[:5])) + (", ..." if len(outside) > 5 else "")

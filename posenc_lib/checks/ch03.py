@@ -10,6 +10,7 @@ usual mistake is recomputed and, when the learner's answer matches it, named.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -17,7 +18,7 @@ import torch
 
 from ..absolute import sinusoidal_encoding, sinusoidal_shift_matrix
 from ..sinusoid import confusion, direction_gap, to_concatenated
-from . import Case, Question, as_number, as_tensor, close
+from . import FLOAT, TENSOR, Case, Question, as_number, as_tensor, close
 
 NOTEBOOK = "03_sinusoidal.ipynb"
 F64 = torch.float64
@@ -51,6 +52,11 @@ def _table(n, d, base, *, exponent="2i/d", start=0, first=torch.sin, second=torc
 
 class SinusoidalTable(Question):
     name, function, points, notebook = "q1", "sinusoidal_encoding", 3, NOTEBOOK
+    returns = TENSOR
+    references = (
+        "posenc_lib.absolute.sinusoidal_encoding",
+        "posenc_lib.sinusoid.tensor2tensor_encoding",
+    )
     title = "Build the sinusoidal table"
     hints = (
         "Make a column of positions t = 0 .. T-1, shape (T, 1), and a row of frequencies "
@@ -80,8 +86,6 @@ class SinusoidalTable(Question):
                 return f"Your table has shape {(d, n)}: it is transposed. Return one row per position, shape (n_positions, d_model) = {(n, d)}."
             if value.shape[1] == d and value.shape[0] in (n - 1, n + 1):
                 return f"Your table has {value.shape[0]} rows; it needs one per position 0 .. n_positions - 1, that is {n} rows."
-        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point:
-            return f"Your table holds {value.dtype}; sines and cosines need a float dtype (an integer tensor rounds them to 0 or 1)."
         if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
             return f"Your table holds {value.dtype}, too coarse for this check: it keeps about {3 if value.dtype == torch.float16 else 2} significant digits, and the check compares to 4. Build the table in float32 or float64 (and compute the angles in it too)."
         got, problem = as_tensor(value, "The table", (n, d))
@@ -137,6 +141,7 @@ def _concatenated_layout(m):
 
 class ShiftMatrix(Question):
     name, function, points, notebook = "q2", "shift_matrix", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.absolute.sinusoidal_shift_matrix",)
     title = "Build M_k, the matrix that moves every position k steps"
     hints = (
         "Work one pair at a time: with a = t w_i and b = k w_i, sin(a + b) = sin a cos b + cos a "
@@ -157,7 +162,10 @@ class ShiftMatrix(Question):
                 k = int(torch.randint(-20, 21, (1,), generator=generator))
                 d = 2 * int(torch.randint(2, 7, (1,), generator=generator))
                 base = _pick([10.0, 50.0, 100.0, 1000.0, 10000.0], generator)
-                if k not in (0, 1) and (len(triples) < 2 or k < 0):  # one negative offset
+                # the first offset positive, the last negative and with a base other than 10000,
+                # so that each of these clauses is tested on every draw
+                wanted = (k > 1, True, k < 0 and base != 10000.0)[len(triples)]
+                if k not in (0, 1) and wanted:
                     triples.append((k, d, base))
         return [Case(t, f"k = {t[0]}, d_model = {t[1]}, base = {t[2]:g}") for t in triples]
 
@@ -209,15 +217,22 @@ def _gap_variant(table, kind):
         return direction_gap(unit)
     gram = table @ table.T  # (T, T)
     gaps = []
-    last = 1 if kind == "k = 1" else (n - 1) // 2
+    last = {"k = 1": 1, "k short": (n - 1) // 2 - 1}.get(kind, (n - 1) // 2)
     for k in range(1, last + 1):
+        if kind == "wrap behind":  # t from 0: gram[t, t - k] wraps to the end for t < k
+            t = torch.arange(0, n - k)  # (n - k,)
+            gaps.append(gram[t, t + k] - gram[t, t - k])
+            continue
         end = n - k - (1 if kind == "short range" else 0)
-        ahead = gram.diagonal(k)[k:end]  # <PE_t, PE_t+k>
-        behind = gram.diagonal(-k)[: end - k]  # <PE_t, PE_t-k>
+        begin = k + (1 if kind == "t late" else 0)
+        ahead = gram.diagonal(k)[begin:end]  # <PE_t, PE_t+k>
+        behind = gram.diagonal(-k)[begin - k : end - k]  # <PE_t, PE_t-k>
         diff = ahead - behind
         if diff.numel() == 0:
             continue
         gaps.append(diff)
+    if not gaps:  # no offset left to compare (a 3-row table with the largest offset skipped)
+        return 0.0
     every = torch.cat(gaps)
     if kind == "mean":
         return float(every.abs().mean())
@@ -226,11 +241,80 @@ def _gap_variant(table, kind):
     return float(every.abs().max())
 
 
-_GAP_MISTAKES = ("roll", "mean", "signed", "k = 1", "translation", "cosine", "short range")
+_GAP_MISTAKES = ("roll", "mean", "signed", "k = 1", "translation", "cosine", "wrap behind",
+                 "k short", "short range", "t late")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=32)  # the search for a telling table takes up to a second
+def _gap_tables(seed: int) -> tuple:
+    """q3's tables for ``seed`` and their descriptions: ((table, describe), ...)."""
+    # Every draw holds, besides a sinusoidal table: a random one whose largest difference is
+    # negative (so the sign matters); a ramp with an even T (its largest gaps use the largest
+    # offset, where range(1, T // 2 + 1) runs into an offset with no position, and a wrapped
+    # index pairs far rows); tables with a long last row and a long first row (the largest
+    # gaps use t + k = T - 1, or t - k = 0); and the smallest table allowed, T = 3 (one offset,
+    # one position: an empty range of k or of t gives 0).
+    generator = _generator(seed, 3)
+    if seed == 0:
+        n_sin, d_sin, base = 24, 8, 10000.0
+        n_rand, d_rand = 9, 5
+        n_ramp, d_ramp = 10, 3
+        d_tiny = 4
+    else:
+        n_sin = int(torch.randint(25, 41, (1,), generator=generator))
+        d_sin = 2 * int(torch.randint(2, 9, (1,), generator=generator))
+        base = _pick([100.0, 1000.0, 10000.0], generator)
+        n_rand = 2 * int(torch.randint(5, 9, (1,), generator=generator)) + 1  # 11 .. 17, odd
+        d_rand = int(torch.randint(3, 9, (1,), generator=generator))
+        n_ramp, d_ramp = 2 * int(torch.randint(6, 9, (1,), generator=generator)), 2  # even
+        d_tiny = int(torch.randint(5, 9, (1,), generator=generator))
+    sin_table = sinusoidal_encoding(n_sin, d_sin, base)  # float32, as a learner would build it
+    # A random table, its rows reversed if need be so that its largest difference is
+    # negative (reversing the rows swaps ahead and behind, so it flips every difference).
+    random_table = torch.randn(n_rand, d_rand, generator=generator)  # float32
+    if _gap_variant(random_table.double(), "signed") == direction_gap(random_table):
+        random_table = random_table.flip(0)
+    while True:  # a long last row: the largest gaps sit at the last t of an offset k > 1
+        last_row = torch.randn(n_rand, d_rand, generator=generator)  # float32
+        last_row[-1] *= 4
+        want = direction_gap(last_row)
+        # Reversed, it has a long first row, where "t late" gives what "short range" gives
+        # here: that number must differ from the answer and from the other slips' numbers.
+        pe = last_row.double()
+        short, late = (_gap_variant(pe, k) for k in ("short range", "t late"))
+        others = [_gap_variant(pe, k) for k in ("k = 1", "k short")]
+        others.append(_gap_variant(pe.flip(0), "signed"))
+        if abs(late - want) < 1e-9 * want and all(
+            abs(short - w) > 0.02 * want for w in (want, *others)
+        ):
+            break
+    first_row = last_row.flip(0)  # a long first row: the largest gaps use t - k = 0
+    ramp = torch.arange(n_ramp, dtype=torch.float32)[:, None].expand(n_ramp, d_ramp).clone()
+    ramp = ramp + 0.1 * torch.randn(n_ramp, d_ramp, generator=generator)
+    while True:  # T = 3: one offset (k = 1) and one position (t = 1)
+        tiny = torch.randn(3, d_tiny, generator=generator)  # float32
+        if direction_gap(tiny) > 0.5:
+            break
+    return (
+        (sin_table, f"table = sinusoidal_encoding({n_sin}, {d_sin}, {base:g})"),
+        (ramp, f"table = a ({n_ramp}, {d_ramp}) table whose row t is about (t, t, ...)"),
+        (last_row, f"table = a random ({n_rand}, {d_rand}) table with a long last row"),
+        (first_row, f"table = a random ({n_rand}, {d_rand}) table with a long first row"),
+        (random_table, f"table = a random ({n_rand}, {d_rand}) table"),
+        (tiny, f"table = a random (3, {d_tiny}) table, the smallest allowed"),
+    )
+
+
+_WRAPS = (
+    "your pairs wrap around the ends of the table (torch.roll does that, and so does a negative "
+    "index t - k, which counts from the end): near the ends t gets paired with rows that are not k "
+    "steps away. Keep only the t with both t - k and t + k inside the table, t = k .. T - 1 - k."
+)
 
 
 class DirectionGap(Question):
     name, function, points, notebook = "q3", "direction_gap", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.sinusoid.direction_gap",)
     title = "Measure whether a position table has a direction"
     hints = (
         "G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>.",
@@ -241,41 +325,7 @@ class DirectionGap(Question):
     )
 
     def cases(self, seed=0):
-        generator = _generator(seed, 3)
-        if seed == 0:
-            n_sin, d_sin, base = 24, 8, 10000.0
-            n_rand, d_rand = 10, 5
-            n_ramp, d_ramp = 9, 3
-        else:
-            n_sin = int(torch.randint(25, 41, (1,), generator=generator))
-            d_sin = 2 * int(torch.randint(2, 9, (1,), generator=generator))
-            base = _pick([100.0, 1000.0, 10000.0], generator)
-            n_rand = int(torch.randint(11, 17, (1,), generator=generator))
-            d_rand = int(torch.randint(3, 9, (1,), generator=generator))
-            n_ramp, d_ramp = int(torch.randint(10, 15, (1,), generator=generator)), 2
-        sin_table = sinusoidal_encoding(n_sin, d_sin, base)  # float32, as a learner would build it
-        while True:  # a table on which every usual mistake gives a clearly different gap
-            random_table = torch.randn(n_rand, d_rand, generator=generator)  # float32
-            want = direction_gap(random_table)
-            wrong = [_gap_variant(random_table.double(), kind) for kind in _GAP_MISTAKES[:-1]]
-            short = _gap_variant(random_table.double(), "short range")  # caught by the next case
-            if all(abs(w - want) > 0.1 * want for w in wrong) and abs(short - want) < 1e-9:
-                break
-        while True:  # a long last row: the largest gaps sit at the last t of an offset k > 1
-            last_row = torch.randn(n_rand, d_rand, generator=generator)  # float32
-            last_row[-1] *= 4
-            want = direction_gap(last_row)
-            short, first = (_gap_variant(last_row.double(), k) for k in ("short range", "k = 1"))
-            if abs(short - want) > 0.1 * want and abs(short - first) > 0.1 * want:
-                break
-        ramp = torch.arange(n_ramp, dtype=torch.float32)[:, None].expand(n_ramp, d_ramp).clone()
-        ramp = ramp + 0.1 * torch.randn(n_ramp, d_ramp, generator=generator)
-        return [
-            Case((sin_table,), f"table = sinusoidal_encoding({n_sin}, {d_sin}, {base:g})"),
-            Case((random_table,), f"table = a random ({n_rand}, {d_rand}) table"),
-            Case((ramp,), f"table = a ({n_ramp}, {d_ramp}) table whose row t is about (t, t, ...)"),
-            Case((last_row,), f"table = a random ({n_rand}, {d_rand}) table with a long last row"),
-        ]
+        return [Case((table.clone(),), describe) for table, describe in _gap_tables(seed)]
 
     def diagnose(self, case, value):
         (table,) = case.args
@@ -286,16 +336,21 @@ class DirectionGap(Question):
         want = direction_gap(pe)
         if abs(got - want) <= 1e-4 * abs(want) + 1e-5:
             return None
+        if pe.shape[0] == 3 and abs(got) < 1e-9 and want > 1e-3:
+            return "Your gap is 0 for a 3-row table, the smallest the question allows: there the one offset k = 1 and the one position t = 1 count (rows 0, 1, 2). Does your range of k, or of t, come out empty for T = 3?"
         if got == 0.0 or (abs(got) < 1e-9 and want > 1e-3):
             return "Your gap is 0 for a table that has a direction. If you compared <PE_t, PE_(t+k)> with <PE_(t+k), PE_t>: a dot product does not care about the order of its two vectors, so that difference is 0 for every table and proves nothing. Compare position t's dot product with the one k steps ahead and with the one k steps behind."
         mistakes = [
-            ("roll", "torch.roll wraps around: near the ends it pairs t with positions that are not k steps away. Keep only the t with both t - k and t + k inside the table."),
+            ("roll", _WRAPS),
             ("mean", "the gap is the largest absolute difference, not the mean."),
             ("signed", "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
             ("k = 1", "you only tried k = 1; try every offset k = 1 .. (T - 1) // 2."),
             ("translation", "you compared <PE_t, PE_(t+k)> with <PE_0, PE_k>: that tests whether the dot product depends on t. The question compares the neighbour k steps ahead with the one k steps behind, from the same t."),
             ("cosine", "you normalised the vectors (cosine similarity); the question asks about the plain dot product <PE_t, PE_s>."),
+            ("k short", "your offsets stop one short: k runs from 1 up to (T - 1) // 2, included (for an odd T, range(1, T // 2) misses the last one)."),
+            ("wrap behind", _WRAPS),
             ("short range", "your range of t stops one short: t runs from k up to T - 1 - k, included."),
+            ("t late", "your range of t starts one late: t runs from k (where t - k = 0, the first row) up to T - 1 - k."),
         ]  # fmt: skip
         for kind, sentence in mistakes:
             wrong = _gap_variant(pe, kind)
@@ -309,17 +364,136 @@ class DirectionGap(Question):
 # -- q4: the smallest base -------------------------------------------------------------------------------
 
 
+def _ratios(d: int, bases: tuple, last: int) -> torch.Tensor:
+    """dist(k)^2 / dist(1)^2 for k = 2 .. last, a row per base: (B, last - 1) float64.
+
+    The same formulas as ``sinusoid.confusion``: dist(k)^2 = D - 2 sum_i cos(k w_i), and
+    dist(1)^2 = 4 sum_i sin(w_i / 2)^2.
+    """
+    b = torch.tensor(bases, dtype=F64)[:, None]  # (B, 1)
+    omega = b ** (-torch.arange(0, d, 2, dtype=F64) / d)  # (B, D/2)
+    step_sq = 4 * (omega / 2).sin().pow(2).sum(-1, keepdim=True)  # (B, 1)
+    k = torch.arange(2, last + 1, dtype=F64)  # (K,)
+    dist_sq = d - 2 * (k[None, :, None] * omega[:, None, :]).cos().sum(-1)  # (B, K)
+    return dist_sq / step_sq
+
+
+def _first_of(row: torch.Tensor) -> int | None:
+    """The first offset k (row[0] is k = 2) with dist(k) <= dist(1), or None."""
+    bad = (row <= 1).nonzero()
+    return int(bad[0, 0]) + 2 if bad.numel() else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _first_offset(d: int, base: float, limit: int) -> int | None:
+    """The first offset k in 2 .. limit with dist(k) <= dist(1) for this base, or None."""
+    return _first_of(_ratios(d, (base,), limit)[0])
+
+
 def _unambiguous(n, d, base, exponent="2i/d", last=None):
     """True if dist(k) > dist(1) for every 2 <= k <= last (default n - 1), for the given exponent."""
     last = n - 1 if last is None else last
-    if exponent == "2i/d":
-        if last == n - 1:
-            return confusion(n, d, base).first_offset is None
-        return last < 2 or confusion(last + 1, d, base).first_offset is None
-    omega = base ** (-torch.arange(d // 2, dtype=F64) / d)  # (D/2,): the i/d mistake
-    k = torch.arange(1, last + 1, dtype=F64)  # (K,)
-    dist_sq = 4 * (k[:, None] * omega / 2).sin().pow(2).sum(-1)  # (K,)
-    return bool((dist_sq[1:] > dist_sq[0]).all())
+    if exponent == "i/d":  # base ** (-i / d) is the right table of base sqrt(base)
+        base = math.sqrt(base)
+    first = _first_offset(d, base, -(-(last + 1) // 1024) * 1024)  # n - 2, n - 1, n: one scan
+    return first is None or first > last
+
+
+_TIE = 3e-3  # dist(k)^2 / dist(1)^2 this close to 1 is a tie a float32 table could get wrong
+
+
+def _sharp_firsts(d: int, bases: tuple, last: int) -> list[tuple[float, float]]:
+    """The bases (of ``bases``) whose dist(k) crosses dist(1) clearly, with their first offset.
+
+    (base, first offset in 2 .. last or inf), for each base far from a tie over k = 2 .. last:
+    every ratio before the first offset above 1 + _TIE, the one at it below 1 - _TIE.
+    """
+    found = []
+    for base, row in zip(bases, _ratios(d, bases, last), strict=True):
+        first = _first_of(row)
+        before = row if first is None else row[: first - 2]
+        if (before.numel() == 0 or float(before.min()) > 1 + _TIE) and (
+            first is None or float(row[first - 2]) < 1 - _TIE
+        ):
+            found.append((base, math.inf if first is None else float(first)))
+    return found
+
+
+def _base_list(kind, n, b0, d, sharp, generator):
+    """One hidden q4 input (n, d, candidates) built from ``sharp`` (see _hidden_base_lists), or None.
+
+    kind 0: b0 is first confused at offset n - 1; kind 1: at offset n; kind 2: no b0.
+    """
+    works = [b for b, f in sharp if f >= n]
+    fails = [b for b, f in sharp if f < n]
+    if kind == 0:
+        answer = next((b for b in works if b > b0), None)
+        f0 = n - 1
+        below = [b for b, f in sharp if b < b0 and f < f0]  # they fail for n - 2 too
+    else:
+        answer = b0 if kind == 1 else next(iter(works), None)
+        below = [b for b in fails if answer is not None and b < answer]
+    if answer is None or not below:
+        return None
+    trap = [b for b in fails if b > answer and sum(w > b for w in works) >= 2]
+    if not trap:
+        return None
+    c = trap[int(torch.randint(len(trap), (1,), generator=generator))]
+    p1, p2 = [b for b in works if b > c][:2]
+    picks = torch.randperm(len(below), generator=generator)[:2].tolist()
+    chosen = [below[j] for j in picks] + ([b0] if kind == 0 else []) + [answer, c, p1, p2]
+    chosen = list(dict.fromkeys([*chosen, 1000.0]))
+    for _ in range(20):  # an order whose first working candidate is p2
+        order = torch.randperm(len(chosen), generator=generator).tolist()
+        listed = tuple(chosen[j] for j in order)
+        if next(b for b in listed if b in works or b == 1000.0) == p2:
+            break
+    else:
+        return None
+    # the i/d table's pick must differ from the answer, and no base sits at its own index
+    half = next((b for b in sorted(listed) if _unambiguous(n, d, b, exponent="i/d")), None)
+    if half == answer or any(float(i) == b for i, b in enumerate(listed)):
+        return None
+    return n, d, listed
+
+
+@functools.lru_cache(maxsize=32)
+def _hidden_base_lists(seed: int) -> tuple:
+    """q4's hidden inputs: ((n, d, candidates), ...), three of them, for ``seed``.
+
+    Every draw holds a case whose n puts a candidate's first confusion exactly at the last offset
+    n - 1 (stopping one offset short takes it), one whose answer's first confusion is at offset n
+    (one offset too many rejects it), and one with n drawn freely. In each: smaller candidates that
+    fail, a failing candidate above the answer and two passing ones above that (the first of them
+    is where "a larger base is always safer" stops), 1000 (the 2 pi * base rule's pick), in an order
+    whose first working candidate is neither the answer nor the monotone pick nor 1000.
+    """
+    generator = _generator(seed, 4)
+    cases = []
+    while len(cases) < 3:
+        d = _pick([16, 20], generator)
+        drawn = sorted(
+            {round(1.6 + 6.4 * float(u), 3) for u in torch.rand(30, generator=generator)}
+        )
+        sharp = _sharp_firsts(d, (*drawn, 1000.0), 6001)
+        if (1000.0, math.inf) not in sharp:
+            continue
+        sharp = sharp[:-1]  # 1000 goes in every list
+        while len(cases) < 3:  # as many cases as this draw gives
+            kind = len(cases)  # 0: confused at n - 1, 1: at n, 2: n drawn freely
+            if kind < 2:
+                starts = [(int(f) + 1 - kind, b) for b, f in sharp if 1500 <= f <= 5999]
+            else:
+                starts = [(int(torch.randint(1500, 6001, (1,), generator=generator)), None)]
+            order = torch.randperm(len(starts), generator=generator).tolist()
+            made = next(
+                (c for j in order if (c := _base_list(kind, *starts[j], d, sharp, generator))),
+                None,
+            )
+            if made is None:
+                break  # draw again
+            cases.append(made)
+    return tuple(cases)
 
 
 _SAME_BASE = 1e-6  # relative: a candidate read back from float32 (error 6e-8) is still itself
@@ -331,6 +505,7 @@ def _first(candidates, test):
 
 class SmallestBase(Question):
     name, function, points, notebook = "q4", "smallest_base", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.sinusoid.smallest_unambiguous_base",)
     title = "Find the smallest base that keeps every position unambiguous"
     timeout = 15.0  # a correct answer that builds a table per candidate needs a few seconds
     hints = (
@@ -352,22 +527,7 @@ class SmallestBase(Question):
                 (1892, 16, (1.5, 2.0, 3.0, 5.0, 100.0)),
             ]
         else:
-            pool = (1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 2.0, 2.5, 3.0, 4.0, 5.0, 8.0, 10.0, 100.0)
-            generator, triples = _generator(seed, 4), []
-            while len(triples) < 3:
-                n = int(torch.randint(4100, 6001, (1,), generator=generator))  # longer than public
-                d = _pick([16, 32, 64], generator)
-                chosen = torch.randperm(len(pool), generator=generator)[:6].tolist()
-                candidates = (*(pool[j] for j in chosen), 1000.0)  # in no particular order
-                order = torch.randperm(len(candidates), generator=generator).tolist()
-                candidates = tuple(candidates[j] for j in order)
-                margins = [confusion(n, d, b).margin for b in candidates]
-                passing = [b for b, m in zip(candidates, margins, strict=True) if m > 1]
-                # far from ties; the first passing one in list order is not the smallest, and not
-                # 1000 (the answer of the 2 pi * base rule here), so skipping the sort is named
-                if all(abs(m - 1) > 1e-3 for m in margins) and len(passing) > 1:
-                    if passing[0] not in (min(passing), 1000.0):
-                        triples.append((n, d, candidates))
+            triples = _hidden_base_lists(seed)
         return [
             Case(
                 (n, d, list(c)),

@@ -17,7 +17,7 @@ import torch
 
 from ..relative import t5_relative_position_bucket
 from ..relbias_demo import diagonal_spread, offset_matrix, shaw_logits
-from . import Case, Question, TooMany, as_number, as_tensor, close
+from . import FLOAT, INT_TENSOR, TENSOR, Case, Question, TooMany, as_number, as_tensor, close
 
 NOTEBOOK = "04_relative_bias.ipynb"
 F64 = torch.float64
@@ -55,6 +55,8 @@ def _spread(matrix, group="j - i", reduce="range", offsets=None):
             size = float(entries.std(unbiased=False))
         elif reduce == "from first":  # the largest distance from the diagonal's first entry
             size = float((entries - entries[0]).abs().max())
+        elif reduce == "neighbours":  # the largest step between neighbouring entries
+            size = float(entries.diff().abs().max()) if entries.numel() > 1 else 0.0
         else:  # "from mean": the largest distance from the diagonal's mean
             size = float((entries - entries.mean()).abs().max())
         worst = max(worst, size)
@@ -68,6 +70,7 @@ def _toeplitz(n_q: int, n_k: int, generator) -> torch.Tensor:
 
 class DiagonalSpread(Question):
     name, function, points, notebook = "q1", "diagonal_spread", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.relbias_demo.diagonal_spread",)
     title = "How far is a score matrix from Toeplitz?"
     hints = (
         "Entry (i, j) lies on the diagonal of offset j - i; `matrix.diagonal(d)` returns the "
@@ -99,8 +102,10 @@ class DiagonalSpread(Question):
         # Each matrix below is Toeplitz but for a few entries, placed so that each usual mistake
         # gives its own number: the spread then sits on a diagonal of the case's choosing.
         main = _toeplitz(n, n, generator)
-        main[1, 1], main[2, 2] = main[1, 1] + 1.5, main[2, 2] - 1.5  # spread 3 on the main one
-        cases.append(Case((main,), f"a ({n}, {n}) matrix, Toeplitz but for two entries"))
+        # The main diagonal reads c + 0.5, c - 1, c, c + 2, c, ...: spread 3 between entries that
+        # are not neighbours (largest step 2), and 1.5 from its first entry.
+        main[0, 0], main[1, 1], main[3, 3] = main[0, 0] + 0.5, main[1, 1] - 1.0, main[3, 3] + 2.0
+        cases.append(Case((main,), f"a ({n}, {n}) matrix, Toeplitz but for three entries"))
         hankel = values[torch.arange(n)[:, None] + torch.arange(n)[None, :]]  # constant on i + j
         cases.append(Case((hankel,), f"a ({n}, {n}) matrix constant along anti-diagonals"))
         wide = _toeplitz(n_q, n_k, generator)
@@ -130,6 +135,7 @@ class DiagonalSpread(Question):
         mistakes = [
             (_spread(matrix, group="i + j"), "you grouped entries by i + j, the anti-diagonals; a Toeplitz matrix is constant along the diagonals, where j - i is the same."),
             (_spread(matrix, offsets=list(range(0, n_k))), "you skipped the diagonals below the main one (keys before the query, j < i)."),
+            (_spread(matrix, offsets=list(range(-(n_q - 1), 1))), "you skipped the diagonals above the main one (keys after the query, j > i)."),
             (_spread(matrix, offsets=[0]), "you measured only the main diagonal; every diagonal j - i = d counts, from -(T_q - 1) to T_k - 1."),
             (float((matrix.amax(1) - matrix.amin(1)).max()), along_rows),
             (float((matrix.amax(0) - matrix.amin(0)).max()), along_rows),
@@ -139,6 +145,7 @@ class DiagonalSpread(Question):
             (_spread(matrix, reduce="std"), "you measured a standard deviation; the spread is max - min along the diagonal."),
             (_spread(matrix, reduce="from first"), from_reference),
             (_spread(matrix, reduce="from mean"), from_reference),
+            (_spread(matrix, reduce="neighbours"), "you took the largest step between neighbouring entries of a diagonal; the spread is max - min over the whole diagonal, and its largest and smallest entries need not sit side by side."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if _same(got, wrong):
@@ -178,6 +185,7 @@ def _shaw(q, k, table, clip, *, sign=1, shift=True, scale="sqrt", content="q k",
 
 class ShawLogits(Question):
     name, function, points, notebook = "q2", "shaw_logits", 2, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.relbias_demo.shaw_logits",)
     title = "Shaw's relative logits with a clipped table"
     hints = (
         "The offset of query i and key j is j - i; its row of rel_keys is "
@@ -271,6 +279,7 @@ def _buckets(rel, bidirectional, n, max_distance, *, flip=False, zero_up=False, 
 
 class T5Bucket(Question):
     name, function, points, notebook = "q3", "t5_bucket", 3, NOTEBOOK
+    returns, references = INT_TENSOR, ("posenc_lib.relative.t5_relative_position_bucket",)
     title = "T5's relative position buckets"
     hints = (
         "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
@@ -303,14 +312,23 @@ class T5Bucket(Question):
             rel = torch.arange(-reach, reach + 1)  # (2 reach + 1,) offsets j - i
             kind = "bidirectional" if bidirectional else "causal"
             cases.append(Case((rel, bidirectional, n, max_distance), f"offsets -{reach}..{reach}, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
+        # "a LongTensor of the same shape": every draw also passes the (T, T) offsets of a score
+        # matrix, as T5's attention does, with T past max_distance
+        if seed == 0:
+            bidirectional, n, max_distance, size = True, 24, 30, 40
+        else:
+            bidirectional = bool(_randint(0, 2, generator))
+            n = 2 * _randint(9, 25, generator)
+            exact = (n // 2 if bidirectional else n) // 2
+            max_distance = exact + _randint(2 * exact, 6 * exact, generator)
+            size = max_distance + _randint(5, 30, generator)
+        kind = "bidirectional" if bidirectional else "causal"
+        rel = offset_matrix(size)  # (T, T): j - i
+        cases.append(Case((rel, bidirectional, n, max_distance), f"the offsets j - i of a ({size}, {size}) score matrix, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
         rel, bidirectional, n, max_distance = case.args
-        if isinstance(value, torch.Tensor) and value.dtype.is_floating_point:
-            return (
-                f"Bucket ids index a table: return an integer tensor (.long()), not {value.dtype}."
-            )
         if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
             return "Return bucket ids (integers), not a True/False mask."
         got, problem = as_tensor(value, "The buckets", tuple(rel.shape))
@@ -382,6 +400,7 @@ def _bucket_fn(bidirectional, num_buckets, max_distance):
 
 class RelativeBias(Question):
     name, function, points, notebook = "q4", "relative_bias", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
     title = "T5's bias matrix from a table, with a cache"
     hints = (
         "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
@@ -396,10 +415,14 @@ class RelativeBias(Question):
         if seed == 0:
             settings = [(2, 4, 10, False, 8, 12), (3, 1, 9, False, 16, 20), (4, 6, 6, True, 16, 20)]
         else:
+            # every draw: a chunk of new tokens, a bidirectional model without a cache (q_len =
+            # k_len), and one new token after a prompt (q_len = 1; last, as there several slips
+            # give the same row)
             settings = []
-            for bidirectional in (False, False, True):
+            for bidirectional, one in ((False, False), (True, False), (False, True)):
                 k_len = _randint(24, 60, generator)
                 q_len = k_len if bidirectional else _randint(2, k_len // 2, generator)
+                q_len = 1 if one else q_len
                 settings.append((_randint(5, 9, generator), q_len, k_len, bidirectional, 32, 64))
         cases = []
         for heads, q_len, k_len, bidirectional, n, max_distance in settings:
@@ -428,12 +451,14 @@ class RelativeBias(Question):
             return problem
         if close(got, _bias(table, bucket_fn, q_len, k_len)):
             return None
+        own_buckets = "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
         mistakes = [
             (_bias(table, bucket_fn, q_len, k_len, cached=False), "your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r."),
             (_bias(table, bucket_fn, q_len, k_len, sign=-1), "you looked up i - j; the offset is key minus query, j - i."),
             (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), "two slips: the offset is j - i (key minus query), and query row r sits at position k_len - q_len + r."),
             (_bias(table[:, :1].expand(-1, heads), bucket_fn, q_len, k_len), "every head got head 0's bias: column h of the table belongs to head h."),
             (_bias(table, bucket_fn, q_len, k_len, reshape=True), "you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed. Move the head axis with .permute(2, 0, 1)."),
+            *((_bias(table, _bucket_fn(both, table.shape[0], 128), q_len, k_len), own_buckets) for both in (False, True)),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if close(got, wrong):

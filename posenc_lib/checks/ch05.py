@@ -12,7 +12,6 @@ missing or on the wrong side, log base 10, an off-by-one distance) by recomputin
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 import torch
@@ -20,7 +19,7 @@ import torch
 from ..alibi import alibi_slopes as library_slopes
 from ..alibi_demo import effective_window as library_window
 from ..alibi_demo import far_mass, ladder_size
-from . import Case, Question, as_number, as_tensor, close
+from . import FLOAT, FLOATS, TENSOR, Case, Question, as_floats, as_number, as_tensor, close
 
 NOTEBOOK = "05_alibi.ipynb"
 MASKED = -1e4  # a bias at or below this counts as masked (-inf, or a large negative stand-in)
@@ -28,27 +27,6 @@ MASKED = -1e4  # a bias at or below this counts as masked (-inf, or a large nega
 
 def _generator(seed: int, salt: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 7919 + salt)
-
-
-def _vector(value, what: str, length: int):
-    """(value as a float64 (length,) tensor, None) or (None, a sentence). Lists are welcome."""
-    if isinstance(value, (list, tuple)):
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
-            if any(isinstance(v, torch.Tensor) for v in value):
-                value = torch.stack([torch.as_tensor(v) for v in value]).reshape(-1)
-            else:
-                return None, f"{what} should hold plain numbers, one per head."
-        else:
-            value = torch.tensor([float(v) for v in value], dtype=torch.float64)
-    got, problem = as_tensor(value, what)
-    if problem:
-        return None, problem
-    if got.dim() != 1:
-        return None, (
-            f"{what} should be one flat list of {length} numbers (shape ({length},)), but yours "
-            f"has shape {tuple(got.shape)}."
-        )
-    return got, None
 
 
 def _ladder(n: int) -> list[float]:
@@ -60,6 +38,7 @@ def _ladder(n: int) -> list[float]:
 
 class Slopes(Question):
     name, function, points, notebook = "q1", "alibi_slopes", 3, NOTEBOOK
+    returns, references = FLOATS, ("posenc_lib.alibi.alibi_slopes",)
     title = "ALiBi slopes for any number of heads"
     hints = (
         "For H a power of two the slopes are 2 ** (-8 * h / H) for h = 1, ..., H: head 1 gets "
@@ -75,19 +54,25 @@ class Slopes(Question):
         if seed == 0:
             heads = [8, 12, 4, 6, 1]
         else:
+            # Every draw: a power of two; one head more than a power of two (one extra head); a
+            # count in the upper half of an octave, H > sqrt(2) * 2^k (where rounding log2(H)
+            # instead of flooring it picks the power above); and one more drawn freely.
             generator = _generator(seed, 1)
             power = 2 ** int(torch.randint(4, 7, (1,), generator=generator))  # 16, 32 or 64
-            others = []
-            while len(others) < 2:
-                n = int(torch.randint(9, 101, (1,), generator=generator))
-                if n & (n - 1) and n not in (12, 6) and n not in others:
-                    others.append(n)
-            heads = [power, *others]
+            above = 2 ** int(torch.randint(4, 7, (1,), generator=generator)) + 1  # 17, 33 or 65
+            octave = 2 ** int(torch.randint(4, 7, (1,), generator=generator))
+            low = math.floor(octave * math.sqrt(2)) + 1
+            upper = int(torch.randint(low, 2 * octave, (1,), generator=generator))
+            heads = [power, above, upper]
+            while len(heads) < 4:
+                n = int(torch.randint(13, 101, (1,), generator=generator))
+                if n & (n - 1) and n not in heads:
+                    heads.append(n)
         return [Case((h,), f"num_heads = {h}") for h in heads]
 
     def diagnose(self, case, value):
         (n,) = case.args
-        got, problem = _vector(value, "The slopes", n)
+        got, problem = as_floats(value, "The slopes")
         if problem:
             return problem
         low = ladder_size(n)
@@ -109,7 +94,8 @@ class Slopes(Question):
         extras = _ladder(2 * low)[0::2][: n - low]
         mistakes = [
             (want.flip(0), "your slopes run from the gentlest to the steepest; head 1 has the steepest slope, 2 ** (-8 / H)."),
-            (_ladder(n), f"for H = {n}, which is not a power of two, the paper does not use 2 ** (-8 h / {n}): take the slopes of the largest power of two below it ({low} heads) and fill the other {n - low} heads from the ladder of {2 * low} heads."),
+            (_ladder(n // 2) + _ladder(n)[0::2][: n - n // 2] if low == n > 1 else [], f"{n} is a power of two, so the largest power of two <= H is H itself: the slopes are the ladder 2 ** (-8 h / {n}), with no extra heads."),
+            (_ladder(n), f"for H = {n}, which is not a power of two, the paper's formula (section 3: the geometric sequence starting at 2 ** (-8 / {n})) gives these, but the authors' code (and BLOOM's), which this question follows, does not: take the slopes of the largest power of two below it ({low} heads) and fill the other {n - low} heads from the ladder of {2 * low} heads."),
             (_ladder(above)[:n], f"you cut the ladder of {above} heads down to {n}; start from the ladder of {low} heads (the largest power of two <= {n}) and add the extra heads from the odd places of the ladder of {2 * low}."),
             ([2.0 ** (-8.0 * h / n) for h in range(n)], "your first slope is 1 because h starts at 0; h counts from 1, so head 1's slope is 2 ** (-8 / H)."),
             ([2.0**-h for h in range(1, n + 1)], "you used 2 ** -h, the slopes for 8 heads, whatever H; the ratio between neighbouring heads is 2 ** (-8 / H)."),
@@ -150,6 +136,7 @@ def _bias(slopes: torch.Tensor, n: int, form: str = "paper") -> torch.Tensor:
 
 class CausalBias(Question):
     name, function, points, notebook = "q2", "causal_alibi_bias", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.alibi.alibi_bias",)
     title = "Build ALiBi's causal bias"
     hints = (
         "Make the positions i (queries, a column) and j (keys, a row) with torch.arange; i - j is "
@@ -161,16 +148,22 @@ class CausalBias(Question):
 
     def cases(self, seed=0):
         if seed == 0:
-            pairs = [(library_slopes(4), 5), (library_slopes(3), 6), (library_slopes(8), 4)]
+            # the second case's slopes are no ladder and not in order: "use these, whatever they are"
+            given = torch.tensor([0.3, 0.8, 0.05])
+            pairs = [(library_slopes(4), 5), (given, 6), (library_slopes(8), 4)]
         else:
             generator = _generator(seed, 2)
             pairs = []
             while len(pairs) < 3:
-                heads = int(torch.randint(2, 9, (1,), generator=generator))
+                heads = int(torch.randint(3, 9, (1,), generator=generator))
                 n = int(torch.randint(6, 13, (1,), generator=generator))
                 if heads != n:  # so a bias with its axes swapped has another shape
                     raw = torch.rand(heads, generator=generator) * 0.9 + 0.05  # not a ladder
-                    pairs.append((raw.sort(descending=True).values, n))
+                    ordered = raw.sort(descending=True).values
+                    if len(pairs) != 1:
+                        pairs.append((ordered, n))
+                    elif not (torch.equal(raw, ordered) or torch.equal(raw, ordered.flip(0))):
+                        pairs.append((raw, n))  # the middle case: in no order
         return [
             Case((s, n), f"slopes = {[round(v, 4) for v in s.tolist()]}, n = {n}") for s, n in pairs
         ]
@@ -178,12 +171,8 @@ class CausalBias(Question):
     def diagnose(self, case, value):
         slopes, n = case.args
         heads = slopes.numel()
-        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-            value = torch.from_numpy(np.array(value))
         if not isinstance(value, torch.Tensor) or value.is_complex():
             return as_tensor(value, "The bias")[1]  # a sentence on what was returned instead
-        if not value.dtype.is_floating_point:
-            return f"The bias should hold floats, but yours holds {value.dtype}: a slope times a distance is fractional, and -inf is a float."
         shape = tuple(value.shape)
         if shape == (n, n):
             return f"You returned one (T, T) matrix; ALiBi gives each of the {heads} heads its own, so return shape (H, T, T) = {(heads, n, n)}."
@@ -212,6 +201,7 @@ class CausalBias(Question):
                 (_bias(slopes, n, "mpt"), "this is MPT's form, m (j - T + 1). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m (T - 1 - i), which softmax ignores), but this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal."),
                 (_bias(slopes.flip(0), n), "head h should use slopes[h]; yours use the slopes in reverse order."),
                 (_bias(library_slopes(heads), n), "you computed your own slopes; use the `slopes` you are given (a model may have been trained with others)."),
+                (_bias(slopes.sort(descending=True).values, n), "you sorted the slopes; head h uses slopes[h], in the order they are given."),
                 (_bias(slopes, n, "no slope"), "every head has the same bias: multiply the distance by each head's slope."),
                 (_bias(slopes, n, "from one"), "the diagonal should be 0: a query's own key is at distance 0 and pays nothing. Your distances are one too large."),
             ]  # fmt: skip
@@ -243,6 +233,7 @@ class CausalBias(Question):
 
 class Window(Question):
     name, function, points, notebook = "q3", "effective_window", 2, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.alibi_demo.effective_window",)
     title = "How far back does each head look?"
     hints = (
         "With equal content, the weight of the key at distance d is proportional to "
@@ -253,26 +244,36 @@ class Window(Question):
 
     def cases(self, seed=0):
         if seed == 0:
-            pairs = [(6, 100.0), (3, 2.0), (8, 10.0)]  # factor 10 last: log10(10) = 1
+            # the second case's slopes are not a ladder: the window comes from the slopes given
+            pairs = [(6, 100.0), (torch.tensor([0.9, 0.02, 0.3]), 2.0), (8, 10.0)]  # log10(10) = 1
         else:
+            # Every draw: a ladder with a large factor, slopes that are no ladder (and in no
+            # order), and a factor between 1 and 2; never 10 or e, the factors of the lecture.
             generator = _generator(seed, 3)
-            pairs = [
-                (
-                    int(torch.randint(9, 33, (1,), generator=generator)),
-                    round(float(torch.rand(1, generator=generator)) * 998 + 1.5, 2),
-                )
-                for _ in range(3)
-            ]
+            pairs = []
+            while len(pairs) < 3:
+                h = int(torch.randint(9, 33, (1,), generator=generator))
+                u = float(torch.rand(1, generator=generator))
+                factor = round(1.05 + 0.9 * u, 2) if len(pairs) == 2 else round(u * 998 + 2.5, 2)
+                if factor == 10.0:
+                    continue
+                if len(pairs) == 1:
+                    h = torch.rand(int(torch.randint(3, 9, (1,), generator=generator)), generator=generator) * 0.9 + 0.05  # fmt: skip
+                pairs.append((h, factor))
         return [
             Case((library_slopes(h), f), f"slopes = alibi_slopes({h}), factor = {f:g}")
+            if isinstance(h, int)
+            else Case((h, f), f"slopes = {[round(v, 4) for v in h.tolist()]}, factor = {f:g}")
             for h, f in pairs
         ]
 
     def diagnose(self, case, value):
         slopes, factor = case.args
-        got, problem = _vector(value, "The windows", slopes.numel())
+        got, problem = as_tensor(value, "The windows")
         if problem:
             return problem
+        if got.dim() != 1:
+            return f"The windows should be one flat tensor of shape (H,), one per head, but yours has shape {tuple(got.shape)}."
         if got.numel() != slopes.numel():
             return f"Return one window per head: {slopes.numel()} numbers, but you returned {got.numel()}."
         m = slopes.double()
@@ -288,6 +289,8 @@ class Window(Question):
             (-want, "a distance is positive: exp(-m d) = 1 / factor gives d = +ln(factor) / m."),
             (want.ceil(), "you rounded up to whole tokens; return the exact distance ln(factor) / m."),
             (want.floor(), "you rounded down to whole tokens; return the exact distance ln(factor) / m."),
+            (library_window(library_slopes(m.numel(), dtype=torch.float64), factor), "you computed your own slopes for this many heads; use the `slopes` you are given (a model may have been trained with others)."),
+            (math.log(10.0) / m, "you used factor 10, the lecture's, whatever the argument; use the `factor` passed in."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if close(got, wrong, rtol=1e-5, atol=0):
@@ -320,6 +323,7 @@ def _beyond(m: float, n: int, far: int, form: str = "right") -> float:
 
 class FarAttention(Question):
     name, function, points, notebook = "q4", "far_attention", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.alibi_demo.far_mass",)
     title = "How much attention reaches past a distance?"
     hints = (
         "The last query is at position n_keys - 1; the key at position j is at distance "
@@ -349,6 +353,9 @@ class FarAttention(Question):
             )
             n = far + int(torch.randint(2, int(0.25 / slope) + 1, (1,), generator=generator))
             triples.append((slope, n, far))
+            # distance 0: the share beyond the query's own key
+            slope = 2.0 ** (-int(torch.randint(1, 9, (1,), generator=generator)) / 2)
+            triples.append((slope, int(torch.randint(20, 200, (1,), generator=generator)), 0))
         return [Case(t, f"slope = {t[0]:.6g}, n_keys = {t[1]}, distance = {t[2]}") for t in triples]
 
     def diagnose(self, case, value):

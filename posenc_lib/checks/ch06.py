@@ -23,7 +23,7 @@ from ..rope_demo import (
     layout_permutation,
     rotate,
 )
-from . import Case, Question, TooMany, as_number, as_tensor
+from . import FLOAT, TENSOR, Case, Question, TooMany, as_number, as_tensor
 
 NOTEBOOK = "06_rope.ipynb"
 F64 = torch.float64
@@ -80,6 +80,7 @@ def _rope_variant(x, positions, base, style, *, pairs=None, table=None, sign=1.0
 
 class ApplyRope(Question):
     name, function, points, notebook = "q1", "apply_rope", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.rope_demo.rotate", "posenc_lib.rope.apply_rope")
     title = "Rotate queries with RoPE, in both layouts"
     hints = (
         "Frequencies: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. `positions` is a list: make "
@@ -101,14 +102,19 @@ class ApplyRope(Question):
                 ((3, 6), [1, 4, 10], "interleaved", 500.0),
             ]
         else:
+            # Both styles twice; the first two bases are not the default 10000 (so an answer
+            # that ignores `base` fails every draw), and the positions are never in increasing
+            # order (row t sits at positions[t], whatever the order).
             generator = _generator(seed, 1)
             specs = []
-            for style in ("half", "interleaved", "interleaved", "half"):
+            for number, style in enumerate(("half", "interleaved", "interleaved", "half")):
                 n = int(torch.randint(6, 11, (1,), generator=generator))
                 d = 2 * int(torch.randint(4, 9, (1,), generator=generator))
                 positions = torch.randint(0, 200, (n,), generator=generator).tolist()
-                base = _pick([100.0, 1000.0, 10000.0, 500000.0], generator)
-                specs.append(((n, d), positions, style, base))
+                if positions == sorted(positions):
+                    positions = positions[::-1]
+                bases = [100.0, 1000.0, 500000.0] + [10000.0] * (number >= 2)
+                specs.append(((n, d), positions, style, _pick(bases, generator)))
         generator = _generator(seed, 11)
         cases = []
         for shape, positions, style, base in specs:
@@ -144,6 +150,7 @@ class ApplyRope(Question):
             (rotate(x, len(positions), base, style), "you used positions 0, 1, 2, ... instead of the `positions` given."),
             (rotate(x, positions, 10000.0, style), "you used base 10000 instead of the `base` given."),
             (_cos_only(x, positions, base, style), "you multiplied by cos but left out the partner's term (-x2 sin for the first member, +x1 sin for the second)."),
+            (rotate(x, sorted(positions), base, style), "you sorted the positions: row t sits at positions[t], in the order given."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if wrong.shape == got.shape and _near(got, wrong):
@@ -163,9 +170,23 @@ def _cos_only(x, positions, base, style):
 # -- q2: measure the m - n invariance ---------------------------------------------------------------
 
 
+def _turn(v, p, base: float, style: str = "half") -> torch.Tensor:
+    """v (D,) turned as RoPE at position p, in float64: (D,). The same numbers as the library's
+    ``rotate``, written out here because the checks call it hundreds of times per draw."""
+    v = torch.as_tensor(v, dtype=F64)
+    d = v.shape[0]
+    angles = float(p) * base ** (-torch.arange(0, d, 2, dtype=F64) / d)  # (D/2,)
+    cos, sin = angles.cos(), angles.sin()
+    if style == "half":
+        x1, x2 = v[: d // 2], v[d // 2 :]
+        return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos))
+    x1, x2 = v[0::2], v[1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), -1).reshape(d)
+
+
 def _rope_rotation(base: float, style: str):
     def rope(v, p):
-        return rotate(torch.as_tensor(v, dtype=F64)[None], [float(p)], base, style)[0]
+        return _turn(v, p, base, style)
 
     rope.__name__ = f"rope_{style}"
     return rope, f"RoPE ({style}, base {base:g})"
@@ -182,7 +203,7 @@ def _added_rotation(d: int):
 
 def _growing_rotation(base: float):
     def growing(v, p):
-        return (1 + 0.01 * p) * rotate(torch.as_tensor(v, dtype=F64)[None], [float(p)], base)[0]
+        return (1 + 0.01 * p) * _turn(v, p, base)
 
     return growing, "RoPE whose length also grows with p, (1 + p / 100) R_p v"
 
@@ -199,8 +220,19 @@ def _scores(rotation, q, k, offset, positions, *, key_offset=False, rotate_k=Tru
     return torch.tensor(out, dtype=F64)
 
 
+def _extremes_inside(rotation, q, k, offset, positions):
+    """The positions reordered so that neither the first nor the last holds the largest or the
+    smallest score: the last score minus the first is then not the spread. (The stretching map's
+    positions stay increasing: its scores grow with p, so there the first and the last are the
+    extremes, and an answer that skips one of them shows.)"""
+    order = _scores(rotation, q, k, offset, positions).argsort().tolist()  # smallest first
+    ranked = [positions[i] for i in order]
+    return [ranked[1], ranked[0], *ranked[2:-2], ranked[-1], ranked[-2]]
+
+
 class SpreadAtOffset(Question):
     name, function, points, notebook = "q2", "offset_spread", 2, NOTEBOOK
+    returns, references = FLOAT, ()  # the library's offset_spread measures RoPE only
     title = "Measure whether a rotation's scores depend on m - n only"
     hints = (
         "Each score is one dot product of two (D,) tensors, rotate(q, p + offset) @ rotate(k, p): a "
@@ -214,13 +246,17 @@ class SpreadAtOffset(Question):
     def cases(self, seed=0):
         generator = _generator(seed, 2)
         if seed == 0:
-            specs = [("rope half", 16, 3, [0, 5, 17, 40, 100]), ("added", 16, 4, [0, 1, 7, 30]),
+            specs = [("rope half", 16, 3, [0, 5, 17, 40, 100]), ("added", 16, -4, [5, 6, 12, 35]),
                      ("rope interleaved", 8, -2, [2, 3, 50, 60]), ("growing", 8, 5, [0, 10, 20])]  # fmt: skip
         else:
+            # The offset is never 0 (there the query's and the key's positions coincide); the
+            # stretching map's is positive and the added vectors' negative (a sign that matters).
             specs = []
-            for kind in ("growing", "rope half", "added", "rope interleaved"):
+            for kind, sign in (("growing", 1), ("rope half", 0), ("added", -1), ("rope interleaved", 0)):  # fmt: skip
                 d = 2 * int(torch.randint(4, 13, (1,), generator=generator))
-                offset = int(torch.randint(-20, 21, (1,), generator=generator))
+                offset = int(torch.randint(1, 21, (1,), generator=generator))
+                if sign < 0 or (sign == 0 and bool(torch.rand(1, generator=generator) < 0.5)):
+                    offset = -offset
                 count = int(torch.randint(5, 9, (1,), generator=generator))
                 start = max(0, -offset)
                 positions = sorted(
@@ -238,6 +274,8 @@ class SpreadAtOffset(Question):
                     10000.0 if kind == "rope half" else 500.0, kind.split()[1]
                 )
             q, k = torch.randn(2, d, generator=generator, dtype=F64)
+            if kind == "added":
+                positions = _extremes_inside(rotation, q, k, offset, positions)
             cases.append(
                 Case(
                     (rotation, q, k, offset, positions),
@@ -266,11 +304,15 @@ class SpreadAtOffset(Question):
         mistakes = [
             (spread(_scores(rotation, q, k, offset, positions, rotate_k=False)), "you rotated the query but not the key: both are rotated, the key to position p."),
             (spread(_scores(rotation, q, k, offset, positions, same=True)), "you put the query and the key at the same position; the query goes to p + offset, the key to p."),
-            (spread(_scores(rotation, q, k, offset, positions, key_offset=True)), "you moved the key by the offset instead of the query: the query sits at m = p + offset, the key at n = p."),
+            (spread(_scores(rotation, q, k, offset, positions, key_offset=True)), "you moved the key by the offset instead of the query (or swapped q and k, which gives the same scores): the query q sits at m = p + offset, the key k at n = p."),
             (float(scores.abs().max()), "you returned the largest |score|; the spread is the largest score minus the smallest."),
             (float(scores.std()), "you returned the standard deviation; the spread is max - min."),
             (float(scores.std(correction=0)), "you returned the standard deviation; the spread is max - min."),
             (spread(_scores(rotation, q, k, offset, range(len(positions)))), "you used positions 0, 1, 2, ... instead of the `positions` given."),
+            (spread(_scores(rotation, q, k, offset, positions[:-1])), "you left out the last position: every p in `positions` counts."),
+            (spread(_scores(rotation, q, k, offset, positions[1:])), "you left out the first position: every p in `positions` counts."),
+            (abs(float(scores[-1] - scores[0])), "you took the last score minus the first; the spread is the largest score minus the smallest, wherever they are in the list."),
+            (spread(_scores(rotation, q, k, abs(offset), positions)) if offset < 0 else math.nan, "you used |offset|; the offset can be negative, and the query sits at m = p + offset."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if abs(got - wrong) <= 1e-6 * (1 + abs(wrong)):
@@ -297,6 +339,8 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
         sizes = torch.cat((torch.zeros(1, dtype=F64), sizes[:-1]))
     if reduce == "re":
         sizes = real
+    if reduce == "|S_j|/j":
+        sizes = sizes / torch.arange(1, d // 2 + 1, dtype=F64)
     if reduce == "last":
         return float(sizes[-1])
     if reduce == "cos":
@@ -306,6 +350,7 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
 
 class DecayBound(Question):
     name, function, points, notebook = "q3", "decay_bound", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.rope_demo.decay_bound",)
     title = "RoFormer's relative upper bound at one distance"
     hints = (
         "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the phase of pair i at distance delta is "
@@ -322,12 +367,17 @@ class DecayBound(Question):
             # an earlier case names the mistake.
             specs = [(10, 64, 10000.0), (100, 128, 10000.0), (1000, 32, 500.0), (0, 64, 10000.0)]
         else:
+            # The first base is not the default 10000, one distance is small (below 100, where
+            # the bound is far from flat), and distance 0 (the boundary, b = (D/2 + 1) / 2) is last.
             generator = _generator(seed, 3)
             specs = []
-            for _ in range(4):
-                distance = int(torch.randint(1, 20001, (1,), generator=generator))
+            for number in range(4):
+                top = 100 if number == 1 else 20001
+                distance = int(torch.randint(1, top, (1,), generator=generator))
                 d = 8 * int(torch.randint(2, 33, (1,), generator=generator))
-                specs.append((distance, d, _pick([100.0, 10000.0, 500000.0], generator)))
+                bases = [100.0, 500000.0] + [10000.0] * (number > 0)
+                specs.append((distance, d, _pick(bases, generator)))
+            specs.append((0, 8 * int(torch.randint(2, 33, (1,), generator=generator)), 10000.0))
         return [
             Case(spec, f"distance = {spec[0]}, head_dim = {spec[1]}, base = {spec[2]:g}")
             for spec in specs
@@ -351,6 +401,9 @@ class DecayBound(Question):
             (_bound_variant(distance, d, base, power=1.0), "your frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D)."),
             (_bound_variant(distance, d, base, reduce="cos"), "you returned the mean of cos(delta theta_i), the expected score of a query with its own key; the bound is the mean of |S_j|."),
             ((d // 2 + 1) / 2, "your bound does not change with the distance: each S_j sums phases exp(1j delta theta_i), not lengths."),
+            (_bound_variant(distance, d, 10000.0), "you used base 10000 instead of the `base` given."),
+            (_bound_variant(distance, d, base, divide=d // 2 + 1), "you averaged D/2 + 1 values, S_0 = 0 included; the mean runs over j = 1 .. D/2."),
+            (_bound_variant(distance, d, base, reduce="|S_j|/j"), "you divided each |S_j| by j (the mean of the first j phases); the bound averages the partial sums |S_j| themselves."),
         ]  # fmt: skip
         # The nearest mistake within the tolerance: far away two mistakes can both be small numbers
         # (the mean of cos and |S_{D/2}| / (D/2)), closer together than float32's rounding.
@@ -384,8 +437,25 @@ def _head_logits(x, w_q, w_k, n_heads, style):
     )
 
 
+def _strided(w, n_heads, source, target):
+    """w (D_in, H * Dh) with each 'head' taken as the columns h, h + H, h + 2H, ... (a wrong split)
+    and reordered from source to target within it."""
+    dh = w.shape[1] // n_heads
+    slots = torch.arange(w.shape[1]).reshape(dh, n_heads)  # (Dh, H): column of dim j of head h
+    order = layout_permutation(dh, source, target)
+    out = w.clone()
+    for h in range(n_heads):
+        out[:, slots[:, h]] = w[:, slots[order, h]]
+    return out
+
+
 class FixLayout(Question):
     name, function, points, notebook = "q4", "fix_layout", 3, NOTEBOOK
+    returns = (TENSOR, TENSOR)
+    references = (
+        "posenc_lib.rope_demo.convert_projection",
+        "posenc_lib.rope_demo.layout_permutation",
+    )
     title = "Convention detective: make a checkpoint work with the other layout"
     hints = (
         "The weights were made for the other layout. In each head, a dim's partner must be the same "
@@ -400,11 +470,19 @@ class FixLayout(Question):
         if seed == 0:
             specs = [(8, 1, 8, "half"), (12, 2, 8, "interleaved"), (16, 3, 12, "half")]
         else:
+            # Both targets, several heads (each with its own block of columns), and one head alone.
             generator = _generator(seed, 4)
             specs = []
-            for target in ("interleaved", "half", "interleaved"):
+            for target, fewest in (
+                ("interleaved", 2),
+                ("half", 2),
+                ("interleaved", 2),
+                ("half", 1),
+            ):
                 d_in = int(torch.randint(8, 25, (1,), generator=generator))
-                heads = int(torch.randint(2, 5, (1,), generator=generator))
+                heads = int(
+                    torch.randint(fewest, 5 if fewest > 1 else 2, (1,), generator=generator)
+                )
                 specs.append((d_in, heads, _pick([8, 12, 16], generator), target))
         generator = _generator(seed, 14)
         cases = []
@@ -462,6 +540,7 @@ class FixLayout(Question):
             ((fixed_q, w_k), "you fixed w_q but not w_k: the key's pairs must line up too."),
             ((w_q, fixed_k), "you fixed w_k but not w_q: the query's pairs must line up too."),
             ((w_q[:, whole], w_k[:, whole]), "you reordered all the columns as if they were one head; each head has its own pairs: reorder within each head's block of columns."),
+            ((_strided(w_q, heads, source, target), _strided(w_k, heads, source, target)), "you took head h's columns as h, h + H, h + 2H, ...; head h owns the block of columns h * D_h .. (h + 1) * D_h - 1."),
         ]  # fmt: skip
         if w_q.shape[0] == w_q.shape[1]:  # square: the rows could be reordered the same way
             mistakes.append(

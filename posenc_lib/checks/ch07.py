@@ -26,10 +26,10 @@ from ..scaling_demo import (
     yarn_attention_scale,
     yarn_ramp,
 )
-from . import Case, Question, TooMany, as_number, as_tensor
+from . import FLOAT, INDEX_LIST, TENSOR, Case, Question, as_index_list, as_number, as_tensor
 
 NOTEBOOK = "07_extrapolation.ipynb"
-HAND_MADE = "a hand-made (2, 9, 12) curves, train_len = 6, tol = 0.25"
+HAND_MADE = "a hand-made (2, 14, 14) curves, train_len = 6, tol = 0.25"
 F64 = torch.float64
 
 
@@ -50,37 +50,12 @@ def _same(got: float, want: float, rtol: float = RTOL) -> bool:
     return abs(got - want) <= rtol * max(1.0, abs(want))
 
 
-def _index_list(value, what: str):
-    """(sorted list of ints, None) or (None, a sentence) for a returned collection of indices."""
-    if isinstance(value, TooMany):
-        return None, f"Return a list of {what}; your function returned an endless iterator."
-    if isinstance(value, (torch.Tensor, np.ndarray)):
-        value = value.flatten().tolist()
-    if isinstance(value, bool) or isinstance(value, numbers.Number):
-        return None, (
-            f"Return the list of {what} themselves (e.g. [0, 1, 2]), not one number such as how "
-            "many there are."
-        )
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        return None, f"Return a list of {what} (ints), not {type(value).__name__}."
-    got = list(value)
-    if got and all(isinstance(v, bool) for v in got):
-        return None, (
-            f"You returned a True/False mask; return the {what} themselves, e.g. "
-            "[i for i in range(P) if ...]."
-        )
-    if not all(isinstance(v, numbers.Integral) for v in got):
-        return None, f"Every entry should be one of the {what}: a plain int."
-    if len(set(got)) != len(got):
-        return None, f"Some {what} appear twice in your list; list each once."
-    return sorted(int(v) for v in got), None
-
-
 # -- q1: the NTK-aware base ---------------------------------------------------------------------------
 
 
 class NtkBase(Question):
     name, function, points, notebook = "q1", "ntk_base", 2, NOTEBOOK
+    returns, references = FLOAT, ("posenc_lib.scaling_demo.ntk_base",)
     title = "The NTK-aware base for a scale factor"
     hints = (
         "Write base' = base * s ** x. Then theta'_i = base' ** (-2i / D) = theta_i * s ** (-2 i x / D): "
@@ -92,16 +67,22 @@ class NtkBase(Question):
 
     def cases(self, seed=0):
         if seed == 0:
-            specs = [(10000.0, 4.0, 32), (10000.0, 8.0, 128), (500000.0, 2.0, 64), (100.0, 1.0, 16)]
+            specs = [(10000.0, 4.0, 32), (10000.0, 8.0, 128), (500000.0, 2.0, 64), (100.0, 1.0, 16),
+                     (10000.0, 2.5, 96)]  # fmt: skip
         else:
+            # Every draw holds a small and a large head_dim, small and large factors, a factor that
+            # is not a whole number, and the boundary s = 1; none of the public bases.
             generator = _generator(seed, 1)
+            slots = [([2.0, 3.0, 4.0], [16, 48]), ([8.0, 16.0, 32.0], [96, 128, 256]),
+                     ([1.5, 2.5, 6.0], [64, 80]), ([1.0], [16, 48, 64, 96, 128, 256]),
+                     ([2.0, 3.0, 4.0, 8.0, 16.0, 32.0], [16, 48, 64, 96, 128, 256])]  # fmt: skip
             specs = [
                 (
-                    _pick([500.0, 50000.0, 1e6, 5e6], generator),  # none of the public bases
-                    _pick([2.0, 3.0, 4.0, 8.0, 16.0, 32.0], generator),
-                    _pick([16, 48, 64, 96, 128, 256], generator),
+                    _pick([500.0, 50000.0, 1e6, 5e6], generator),
+                    _pick(factors, generator),
+                    _pick(dims, generator),
                 )
-                for _ in range(5)
+                for factors, dims in slots
             ]
         return [Case(s, f"base = {s[0]:g}, factor = {s[1]:g}, head_dim = {s[2]}") for s in specs]
 
@@ -121,6 +102,8 @@ class NtkBase(Question):
             (base / s ** (d / (d - 2)), "you divided the base; NTK-aware scaling raises it, so that the frequencies fall."),
             (base ** (d / (d - 2)) * s, "the exponent belongs on s, not on the base: base' = base * s ** x."),
             (base * s ** (d / (d - 2)) ** 0.5, "you took a square root somewhere: with your base the slowest pair falls by sqrt(s), not s."),
+            (10000.0 * s ** (d / (d - 2)) if base != 10000.0 else math.nan, "you used base 10000 instead of the `base` given."),
+            (base * s ** (128 / 126) if d != 128 else math.nan, "you used head_dim 128 instead of the `head_dim` given: the exponent D / (D - 2) depends on it."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if math.isfinite(wrong) and _same(got, wrong):
@@ -133,8 +116,14 @@ class NtkBase(Question):
 
 def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, reverse=False,
                   two_pi=True, pairs_for_d=False, swap=False, clamp_pairs=False,
-                  bump=True):  # fmt: skip
-    """YaRN's ramp (P,) float64, or one of its usual wrong variants."""
+                  bump=True, rounding=None, cap_low=True, cap_high=True, clamp=True,
+                  first_pair=0):  # fmt: skip
+    """YaRN's ramp (P,) float64, or one of its usual wrong variants.
+
+    rounding: (low's, high's) rounding functions in place of (floor, ceil); cap_low / cap_high:
+    whether max(low, 0) / min(high, D - 1) are applied; clamp: whether the ratio is clamped to
+    [0, 1]; first_pair: the index of the first pair (1 for a ramp counted from 1).
+    """
     if swap:
         fast, slow = slow, fast
     if (
@@ -151,12 +140,17 @@ def _ramp_variant(d, base, length, fast, slow, *, truncate=True, turns=False, re
 
     low, high = pair_index(fast), pair_index(slow)
     if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d // 2 - 1 if clamp_pairs else d - 1)
+        round_low, round_high = rounding or (math.floor, math.ceil)
+        low, high = round_low(low), round_high(high)
+    if cap_low:
+        low = max(low, 0)
+    if cap_high:
+        high = min(high, d // 2 - 1 if clamp_pairs else d - 1)
     if low == high and bump:
         high += 0.001
-    pair = torch.arange(d // 2, dtype=F64)
-    ramp = 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)
+    pair = torch.arange(first_pair, first_pair + d // 2, dtype=F64)
+    ratio = (pair - low) / (high - low)
+    ramp = 1 - (ratio.clamp(0.0, 1.0) if clamp else ratio)
     return 1 - ramp if reverse else ramp
 
 
@@ -191,6 +185,44 @@ def _clamp_case(generator) -> tuple:
     return (d, base, math.ceil(turns * slowest), _pick([2.0, 4.0, 8.0], generator), 32.0, 1.0)
 
 
+def _cap_case(generator) -> tuple:
+    """A YaRN case where i(beta_slow) lies past D - 1, so that the cap high = min(high, D - 1)
+    itself shapes the ramp, while the low end stays below the last pair. The two conditions leave a
+    range of L exactly when beta_fast / beta_slow > base: ln L must lie between
+    ln(2 pi beta_slow) + (D - 1) 2 ln(base) / D and ln(2 pi beta_fast) + (D/2 - 1) 2 ln(base) / D.
+    The factor is 1 (the boundary of the scale's rule)."""
+    d = _pick([8, 16, 32, 64], generator)
+    base, fast = _pick([(10.0, 32.0), (8.0, 32.0), (20.0, 64.0), (16.0, 64.0)], generator)
+    lowest = math.log(2 * math.pi) + (d - 1) * 2 * math.log(base) / d
+    highest = math.log(2 * math.pi * fast) + (d / 2 - 1) * 2 * math.log(base) / d
+    share = float(torch.rand(1, generator=generator)) * 0.5 + 0.25  # in the middle half
+    return (d, base, round(math.exp(lowest + share * (highest - lowest))), 1.0, fast, 1.0)
+
+
+def _rounding_case(generator) -> tuple:
+    """A YaRN case whose ramp lies inside the pairs (1 <= low, high <= D/2 - 2), with
+    i(beta_fast) = low + (more than a half) and i(beta_slow) = high - (more than a half): rounding
+    both ends to the nearest integer, or flooring or ceiling both, moves an end. beta_fast and
+    beta_slow are not the defaults, and the factor is below 1 (the scale is then 1)."""
+    for _ in range(1000):
+        d = _pick([64, 96, 128, 256], generator)
+        base = _pick([10000.0, 500000.0], generator)
+        fast, slow = _pick([(16.0, 2.0), (64.0, 2.0), (16.0, 0.5), (64.0, 4.0)], generator)
+        per_unit = d / (2 * math.log(base))  # pair index per unit of ln L
+        width = per_unit * math.log(fast / slow)  # i(beta_slow) - i(beta_fast)
+        low = int(
+            torch.randint(1, max(2, d // 2 - 3 - math.ceil(width)), (1,), generator=generator)
+        )
+        part = 0.55 + 0.4 * float(torch.rand(1, generator=generator))
+        length = round(2 * math.pi * fast * math.exp((low + part) / per_unit))
+        at_fast = per_unit * math.log(length / (2 * math.pi * fast))
+        at_slow = per_unit * math.log(length / (2 * math.pi * slow))
+        inside = 1 <= math.floor(at_fast) and math.ceil(at_slow) <= d // 2 - 2
+        if inside and 0.55 < at_fast % 1 < 0.95 and 0.05 < at_slow % 1 < 0.45:
+            return (d, base, length, _pick([0.25, 0.5, 0.8], generator), fast, slow)
+    raise RuntimeError("no rounding case found")  # pragma: no cover - the search always succeeds
+
+
 _STEP_SENTENCE = (
     "Here both ends of the ramp land on pair {low} (low == high), so (i - low) / (high - low) "
     "divides by zero. Follow the convention: if low == high, add 0.001 to high (the ramp becomes "
@@ -208,6 +240,11 @@ def _not_finite(value) -> bool:
 
 class YarnRampScale(Question):
     name, function, points, notebook = "q2", "yarn_ramp_and_scale", 3, NOTEBOOK
+    returns = (TENSOR, FLOAT)
+    references = (
+        "posenc_lib.scaling_demo.yarn_ramp",
+        "posenc_lib.scaling_demo.yarn_attention_scale",
+    )
     title = "YaRN's ramp and its attention scale"
     hints = (
         "Pair i turns r_i = L * theta_i / (2 pi) times over L, with theta_i = base ** (-2i / D). "
@@ -227,19 +264,25 @@ class YarnRampScale(Question):
                 (128, 10000.0, 4096, 16.0, 32.0, 1.0),
                 (64, 500000.0, 8192, 8.0, 32.0, 1.0),
                 (128, 10000.0, 2048, 2.0, 16.0, 2.0),
-                (32, 100.0, 4096, 4.0, 32.0, 1.0),  # high lands past the last pair: D - 1 matters
+                (32, 100.0, 4096, 1.0, 32.0, 1.0),  # high past the last pair: D - 1 matters; s = 1
                 (32, 10000.0, 6, 4.0, 32.0, 1.0),  # L < 2 pi: low == high == 0, the 0.001 rule
+                (16, 10.0, 1000, 0.5, 32.0, 1.0),  # i(beta_slow) past D - 1: the cap; s < 1
             ]
         else:
+            # Random cases, then one case per rule of the statement, in every draw: the rounding
+            # of both ends (with s < 1 and beta_fast, beta_slow not the defaults), the cap at D - 1
+            # (with s = 1), high past the last pair, and low == high (which needs max(low, 0)).
             generator = _generator(seed, 2)
             specs = []
-            for _ in range(5):
+            for _ in range(3):
                 d = _pick([32, 64, 96, 128, 256], generator)
                 base = _pick([10000.0, 100000.0, 500000.0], generator)
                 length = _pick([256, 1024, 2048, 4096, 8192, 32768], generator)
                 factor = _pick([2.0, 4.0, 8.0, 16.0, 32.0], generator)
                 fast = _pick([16.0, 32.0, 64.0], generator)
                 specs.append((d, base, length, factor, fast, _pick([1.0, 2.0], generator)))
+            specs.append(_rounding_case(generator))
+            specs.append(_cap_case(generator))
             specs.append(_clamp_case(generator))
             specs.append(_step_case(generator))
         return [
@@ -274,6 +317,11 @@ class YarnRampScale(Question):
         want_scale = yarn_attention_scale(s)
         if not _same(scale, want_scale):
             ln = math.log(s)
+            if s < 1 and _same(scale, 0.1 * ln + 1):
+                return (
+                    "The ramp may be fine, but here the factor is below 1: YaRN's attention scale "
+                    "0.1 ln(s) + 1 applies only when s > 1; otherwise the scale is 1 (no sharpening)."
+                )
             mistakes = [
                 (ln, "your scale is ln(s); YaRN's attention scale sqrt(1/t) is 0.1 ln(s) + 1."),
                 (0.1 * ln, "your scale is 0.1 ln(s): add 1, so that s = 1 gives 1 (no change)."),
@@ -302,10 +350,19 @@ class YarnRampScale(Question):
             (dict(two_pi=False), "you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L."),
             (dict(pairs_for_d=True), "your pair index of a number of turns uses D/2 where D belongs: i(beta) = D * ln(L / (2 pi beta)) / (2 ln base)."),
             (dict(reverse=True, truncate=False), "your ramp is reversed and its ends are not rounded."),
+            (dict(cap_high=False), "you did not cap the high end: high = min(ceil(i(beta_slow)), D - 1). Here i(beta_slow) lies past D - 1, so the cap changes the ramp."),
+            (dict(cap_low=False), "you did not cap the low end at pair 0: low = max(floor(i(beta_fast)), 0). Here i(beta_fast) is negative (even pair 0 turns fewer than beta_fast times)."),
+            (dict(clamp=False), "your ramp has values above 1 or below 0: clamp (i - low) / (high - low) to [0, 1] before taking 1 minus it."),
+            (dict(first_pair=1), "your pair indices start at 1; pairs count from 0 (i = 0 .. D/2 - 1)."),
+            (dict(fast=32.0, slow=1.0), "you used beta_fast = 32 and beta_slow = 1 instead of the `beta_fast` and `beta_slow` given."),
         ]  # fmt: skip
         for options, sentence in variants:
-            if _close(ramp, _ramp_variant(d, base, length, fast, slow, **options)):
+            given = {"fast": fast, "slow": slow, **options}
+            if _close(ramp, _ramp_variant(d, base, length, **given)):
                 return "The scale is right, but " + sentence
+        rounded = _rounding(ramp, d, base, length, fast, slow)
+        if rounded:
+            return "The scale is right, but " + rounded
         return "The scale is right, but the ramp differs: check the pair indices of beta_fast and beta_slow and the direction (1 = keep)."
 
     def _judge(self, cases, outcomes):
@@ -316,6 +373,33 @@ class YarnRampScale(Question):
             if low == high:
                 message += " " + _STEP_SENTENCE.format(low=low)
         return status, message
+
+
+def _rounding(ramp, d, base, length, fast, slow) -> str | None:
+    """A sentence naming how the ramp's ends were rounded, when the ramp is YaRN's with the ends
+    rounded otherwise than (floor, ceil); None when no rounding gives it."""
+    ways = {math.floor: "down (floor)", math.ceil: "up (ceil)", round: "to the nearest integer"}
+    found = [
+        (low, high)
+        for low in ways
+        for high in ways
+        if (low, high) != (math.floor, math.ceil)
+        and _close(ramp, _ramp_variant(d, base, length, fast, slow, rounding=(low, high)))
+    ]
+    if not found:
+        return None
+    if len(found) == 1:  # the ends tell exactly how: name it
+        low, high = found[0]
+        said = [f"the low end i(beta_fast) {ways[low]}"] * (low is not math.floor) + [
+            f"the high end i(beta_slow) {ways[high]}"
+        ] * (high is not math.ceil)
+        return f"you rounded {' and '.join(said)}; round the low end down (floor) and the high end up (ceil)."
+    low_wrong = all(low is not math.floor for low, _ in found)
+    high_wrong = all(high is not math.ceil for _, high in found)
+    said = ["the low end i(beta_fast) down (floor)"] * low_wrong + [
+        "the high end i(beta_slow) up (ceil)"
+    ] * high_wrong
+    return f"your ramp's ends are rounded the wrong way: round {' and '.join(said)}."
 
 
 def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
@@ -333,6 +417,7 @@ def _turn_variant(d, base, length, *, limit_offset=-1, circle=2 * math.pi, power
 
 class FullTurnPairs(Question):
     name, function, points, notebook = "q3", "full_turn_pairs", 2, NOTEBOOK
+    returns, references = INDEX_LIST, ("posenc_lib.scaling_demo.full_turn_pairs",)
     title = "Which RoPE pairs turn a full circle within the training length?"
     hints = (
         "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i, "
@@ -345,25 +430,32 @@ class FullTurnPairs(Question):
 
     def cases(self, seed=0):
         if seed == 0:
-            specs = [(32, 10000.0, 64), (32, 10000.0, 63), (128, 10000.0, 4096), (8, 10000.0, 7),
-                     (64, 500000.0, 8192)]  # fmt: skip
+            specs = [(32, 10000.0, 64), (32, 10000.0, 63), (128, 10000.0, 4096), (16, 500000.0, 4),
+                     (8, 10000.0, 7), (64, 500000.0, 8192), (16, 100.0, 400)]  # fmt: skip
         else:
             generator = _generator(seed, 3)
             specs = []
-            for _ in range(5):
+            for _ in range(3):
                 d = _pick([16, 32, 64, 96, 128, 256], generator)
                 base = _pick([100.0, 10000.0, 500000.0, 1e6], generator)
                 length = int(torch.randint(8, 40000, (1,), generator=generator))
                 specs.append((d, base, length))
-            # and one on the edge: L - 1 just below a wavelength, L itself just above it
+            # and, in every draw, one on the edge: L - 1 just below a wavelength, L itself just
+            # above it; one where every pair turns (even the last, with a base other than 10000);
+            # and one where none does (L - 1 < 2 pi, the wavelength of pair 0)
             d, base = 32, 10000.0
             wave = float(wavelengths(d, base)[1 + seed % 3])
             specs.append((d, base, math.ceil(wave)))
+            d, base = _pick([8, 16, 24], generator), _pick([100.0, 300.0, 1000.0], generator)
+            slowest = float(wavelengths(d, base)[-1])
+            specs.append((d, base, math.ceil(slowest) + int(torch.randint(2, 60, (1,), generator=generator))))  # fmt: skip
+            specs.append((_pick([16, 64, 128], generator), _pick([100.0, 500000.0], generator),
+                          int(torch.randint(2, 7, (1,), generator=generator))))  # fmt: skip
         return [Case(s, f"head_dim = {s[0]}, base = {s[1]:g}, train_len = {s[2]}") for s in specs]
 
     def diagnose(self, case, value):
         d, base, length = case.args
-        got, problem = _index_list(value, "pair indices")
+        got, problem = as_index_list(value, "Your answer")
         if problem:
             return problem
         want = full_turn_pairs(d, base, length)
@@ -373,6 +465,7 @@ class FullTurnPairs(Question):
             return f"Pair indices run from 0 to D/2 - 1 = {d // 2 - 1}; some of yours are outside that range."
         complement = [i for i in range(d // 2) if i not in want]
         mistakes = [
+            (sorted(set(want) | {0}), "pair 0 does not always qualify: its wavelength is 2 pi (about 6.3 positions), so with L - 1 below that not even pair 0 turns a full circle."),
             (_turn_variant(d, base, length, limit_offset=0), "your limit is off by one: in a window of L tokens the largest query-key distance is L - 1, so a pair turns a full circle when its wavelength is at most L - 1."),
             (complement, "you returned the pairs that do *not* turn a full circle; the question asks for those that do (short wavelengths)."),
             (_turn_variant(d, base, length, circle=1.0), "you compared 1 / theta_i with L - 1; the wavelength is 2 pi / theta_i, the distance of one full turn."),
@@ -381,6 +474,8 @@ class FullTurnPairs(Question):
             (sorted(want + [i + d // 2 for i in want]), "you listed dims (i and i + D/2); list each pair once, by its index i."),
             (sorted([2 * i for i in want] + [2 * i + 1 for i in want]), "you listed dims (2i and 2i + 1); list each pair once, by its index i."),
             ([i for i, t in enumerate(frequencies(d, base).tolist()) if t <= length - 1], "you compared the frequency theta_i with L - 1; compare the wavelength 2 pi / theta_i."),
+            ([i for i in want if i < d // 2 - 1], "you never looked at the last pair, D/2 - 1: check every pair, i = 0 .. D/2 - 1."),
+            (full_turn_pairs(d, 10000.0, length) if base != 10000.0 else None, "you used base 10000 instead of the `base` given."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if got == wrong:
@@ -407,7 +502,7 @@ def _synthetic_curves(n_heads, d, base, length, n_distances, generator):
 
 
 def _edge_curves():
-    """A hand-made case, L = 6, tol = 0.25, where each usual mistake gives its own list: (2, 9, 12).
+    """A hand-made case, L = 6, tol = 0.25, where each usual mistake gives its own list: (2, 14, 14).
 
     No curve is zero everywhere (the excess is always a defined share). Pair by pair:
     0 swings between the same two values throughout;
@@ -418,25 +513,48 @@ def _edge_curves():
     5 leaves its range in head 0 only, by share 0.9 (mean 0.45);
     6 goes 0.3 past a range of +-1 (share 0.3 / 1.3 = 0.23: not new; 0.3 of max |seen| would be);
     7 goes 2 past a range of +-10 (share 0.17, but 2 in absolute terms);
-    8 goes 0.04 past a narrow range 0.9 .. 1 (share 0.04, but 0.4 of the range seen).
+    8 goes 0.04 past a narrow range 0.9 .. 1 (share 0.04, but 0.4 of the range seen);
+    9 reaches its highest value at distance L - 1, the last one seen, and never again (not new);
+    10 goes past its range by a share of exactly tol, 0.25 (not above tol: not new);
+    11 goes 0.15 past its range on both sides (share 0.15 each: not new; their sum, 0.3, would be);
+    12 leaves its range only at the last distance, 13, past 2L (share 1/3);
+    13 leaves its range only at distance 2L = 12, not the last one (share 1/3).
     """
-    swing = torch.tensor([1.0, -1.0] * 6, dtype=F64)  # (12,)
-    curves = swing.repeat(2, 9, 1)  # (2, 9, 12): every curve starts as the swing of pair 0
-    curves[:, 1] = torch.tensor([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0] + [0.25] * 5)
-    curves[:, 2] = torch.tensor([0.5] * 6 + [0.5, 0.0, -0.5, -1.0, -1.5, -2.0])
-    curves[:, 3] = torch.tensor([1.0, -0.2] * 3 + [1.0, -0.9] * 3)
+    swing = torch.tensor([1.0, -1.0] * 7, dtype=F64)  # (14,)
+    curves = swing.repeat(2, 14, 1)  # (2, 14, 14): every curve starts as the swing of pair 0
+    curves[:, 1] = torch.tensor([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0] + [0.25] * 7)
+    curves[:, 2] = torch.tensor([0.5] * 6 + [0.5, 0.0, -0.5, -1.0, -1.5, -2.0, -2.0, -2.0])
+    curves[:, 3] = torch.tensor([1.0, -0.2] * 3 + [1.0, -0.9] * 4)
     curves[0, 4, 9] = 5 / 3  # share (5/3 - 1) / (5/3) = 0.4
     curves[0, 5, 9] = 10.0  # share 0.9
     curves[:, 6, 9] = 1.3
     curves[:, 7] = 10 * swing
     curves[:, 7, 9] = 12.0
-    curves[:, 8] = torch.tensor([0.9, 1.0] * 6)
+    curves[:, 8] = torch.tensor([0.9, 1.0] * 7)
     curves[:, 8, 9] = 1.04
+    curves[:, 9] = torch.tensor([0.0, 0.1, 0.2, 0.3, 0.4, 1.0] + [0.5] * 8)
+    curves[:, 10] = torch.tensor([0.75, -0.5] * 3 + [1.0, -0.5] * 4)  # 0.25 / 1.0, exact in binary
+    curves[:, 11] = torch.tensor([0.85, -0.85] * 3 + [1.0, -1.0] * 4)
+    curves[:, 12, 13] = 1.5  # share 0.5 / 1.5
+    curves[:, 13, 12] = 1.5
     return curves
+
+
+def _partial_excess(curves, length, stop):
+    """The excess (H, P) when only distances L .. stop - 1 are taken as new."""
+    seen, new = curves[..., :length], curves[..., length:stop]
+    above = (new.amax(-1) - seen.amax(-1)).clamp_min(0)
+    below = (seen.amin(-1) - new.amin(-1)).clamp_min(0)
+    return torch.maximum(above, below)
 
 
 class NewScorePairs(Question):
     name, function, points, notebook = "q4", "new_score_pairs", 3, NOTEBOOK
+    returns = INDEX_LIST
+    references = (
+        "posenc_lib.extrapolation_demo.new_score_pairs",
+        "posenc_lib.extrapolation_demo.score_excess",
+    )
     title = "Which pairs' score curves reach values past L that they never reached in training"
     hints = (
         "curves[h, i, delta] is head h's position-only score for pair i at distance delta. The "
@@ -457,14 +575,14 @@ class NewScorePairs(Question):
             specs = []
             for _ in range(3):
                 d = _pick([16, 32, 64, 128], generator)
-                length = _pick([32, 64, 128, 256], generator)
+                length = _pick([32, 64, 128], generator)
                 specs.append(
                     (
-                        int(torch.randint(2, 9, (1,), generator=generator)),
+                        int(torch.randint(2, 7, (1,), generator=generator)),
                         d,
                         _pick([100.0, 10000.0, 500000.0], generator),
                         length,
-                        length * _pick([4, 8, 16], generator),
+                        length * _pick([4, 8], generator),
                         _pick([0.01, 0.02, 0.05], generator),
                     )
                 )
@@ -485,7 +603,7 @@ class NewScorePairs(Question):
     def diagnose(self, case, value):
         curves, length, tol = case.args
         n_heads, n_pairs, _ = curves.shape
-        got, problem = _index_list(value, "pair indices")
+        got, problem = as_index_list(value, "Your answer")
         if problem:
             return problem
         want = new_score_pairs(curves, length, tol)
@@ -521,6 +639,11 @@ class NewScorePairs(Question):
             (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included."),
             ([i for i in range(n_pairs) if i not in want], "you returned the pairs that stay inside their training range; the question asks for those that leave it."),
             ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], "you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves)."),
+            (new_score_pairs(curves, length - 1, tol), "your training distances stop at L - 2: they are 0 .. L - 1 (curves[..., :L]), so distance L - 1 was seen in training and is not new."),
+            (pairs(excess / size >= tol), "a pair whose excess equals tol exactly does not count: the excess must be above tol (>, not >=)."),
+            (pairs((above + below) / size > tol), "you added the excess above and the excess below; the excess is the larger of the two."),
+            (pairs(_partial_excess(curves, length, 2 * length) / size > tol), "you looked only at the distances L .. 2L - 1; the new distances run from L to the last one, curves[..., L:]."),
+            (pairs(_partial_excess(curves, length, curves.shape[-1] - 1) / size > tol), "you left out the last distance; the new distances run from L to the last one, curves[..., L:]."),
         ]  # fmt: skip
         for wrong, sentence in mistakes:
             if got == wrong:
