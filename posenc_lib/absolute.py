@@ -78,8 +78,9 @@ def binary_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -
 def sinusoidal_frequencies(d_model, base=10000.0, *, dtype=torch.float64, device=None):
     """omega_i = base ** (-2i / D) for i = 0 .. D/2 - 1: the angular frequency of pair i.
 
-    Vaswani et al. 2017, section 3.5: wavelengths form a geometric progression from 2*pi to
-    2*pi * base ** ((D - 2) / D). Returns (D/2,).
+    Vaswani et al. 2017 (arXiv:1706.03762), section 3.5: "the wavelengths form a geometric
+    progression from 2*pi to 10000 * 2*pi". With i < D/2 the longest is in fact
+    2*pi * base ** ((D - 2) / D), just short of 2*pi * base. Returns (D/2,).
     """
     d = check.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
     b = check.positive_float("base", base, minimum=1.0)

@@ -10,7 +10,8 @@ every perplexity. Chapter 7 reads those; it retrains only if its RETRAIN flag is
 
 Perplexity at length T: the validation text cut into windows of T + 1 tokens, the model predicting
 tokens 1..T of each window from the ones before them, averaged over every predicted token (the
-ALiBi paper's non-overlapping evaluation; Press et al. 2022, section 4).
+ALiBi paper's nonoverlapping inference; Press et al. 2022, arXiv:2108.12409, section 2.1, and
+Appendix B.1, which compares it with sliding-window evaluation).
 """
 
 from __future__ import annotations

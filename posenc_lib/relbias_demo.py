@@ -97,24 +97,26 @@ def absolute_terms(x, pe, w_q, w_k) -> dict[str, torch.Tensor]:
 
 
 def shaw_index(offsets, clip) -> torch.Tensor:
-    """Row of Shaw's table for each offset j - i: clip(j - i, -k, k) + k, in 0 .. 2k.
+    """Row of Shaw's table for each offset j - i: clip(j - i, -C, C) + C, in 0 .. 2C.
 
-    Shaw et al. 2018 (arXiv:1803.02155), section 3.2: offsets beyond +-k share the last vector.
+    C = ``clip``, the clipping distance (Shaw et al. call it k; here k is a key).
+    Shaw et al. 2018 (arXiv:1803.02155), section 3.2: offsets beyond +-C share the last vector.
     offsets: an integer tensor of any shape. Returns a LongTensor of the same shape.
     """
     check.integer_tensor("offsets", offsets, "whole-number offsets j - i")
-    k = check.whole_int("clip", clip, maximum=2**20)
-    if k < 0:
-        raise ValueError(f"clip must be >= 0 (the largest offset told apart), got {k}.")
-    return offsets.long().clamp(-k, k) + k
+    clip = check.whole_int("clip", clip, maximum=2**20)
+    if clip < 0:
+        raise ValueError(f"clip must be >= 0 (the largest offset told apart), got {clip}.")
+    return offsets.long().clamp(-clip, clip) + clip
 
 
 def shaw_logits(q, k, rel_keys, clip) -> torch.Tensor:
-    """e_ij = q_i (k_j + a_ij)^T / sqrt(d), with a_ij = rel_keys[clip(j - i, -k, k) + k].
+    """e_ij = q_i (k_j + a_ij)^T / sqrt(d), with a_ij = rel_keys[clip(j - i, -C, C) + C].
 
     Shaw et al. 2018 (arXiv:1803.02155), eq. (4) and (5) with the clipping of section 3.2: one
-    learned vector per clipped offset, added to the key. q, k: (..., T, d); rel_keys: (2k + 1, d),
-    row m for offset j - i = m - k. Computed as q rel_keys^T, (..., T, 2k + 1), then gathered, so
+    learned vector per clipped offset, added to the key. C = ``clip`` is the clipping distance
+    (the paper's k; here k is the keys). q, k: (..., T, d); rel_keys: (2C + 1, d), row m for
+    offset j - i = m - C. Computed as q rel_keys^T, (..., T, 2C + 1), then gathered, so
     no (T, T, d) tensor is built (their section 3.3 does the same with a reshape).
     Returns (..., T, T).
     """
@@ -130,7 +132,7 @@ def shaw_logits(q, k, rel_keys, clip) -> torch.Tensor:
     if rel_keys.dtype != q.dtype:
         raise ValueError(f"rel_keys is {rel_keys.dtype} but q is {q.dtype}; use one dtype.")
     index = shaw_index(offset_matrix(n), clip)  # (T, T) rows of rel_keys
-    by_offset = q @ rel_keys.T  # (..., T, 2k + 1): q_i against every relative key
+    by_offset = q @ rel_keys.T  # (..., T, 2C + 1): q_i against every relative key
     position = by_offset.gather(-1, index.expand(*by_offset.shape[:-1], n))  # (..., T, T)
     return (q @ k.transpose(-2, -1) + position) / math.sqrt(d)  # (..., T, T)
 
@@ -191,14 +193,15 @@ def transformer_xl_terms(q, k, r, u, v) -> dict[str, torch.Tensor]:
 
 
 def deberta_index(offsets, span) -> torch.Tensor:
-    """delta = clamp(offset + k, 0, 2k - 1): DeBERTa's row for a distance (He et al., eq. (3)).
+    """delta = clamp(offset + C, 0, 2C - 1): DeBERTa's row for a distance (He et al., eq. (3)).
 
-    offsets: an integer tensor of distances (query - key, i - j, as DeBERTa writes them). Returns
-    a LongTensor of the same shape, in 0 .. 2k - 1.
+    C = ``span``, the clipping distance (the paper's k). offsets: an integer tensor of distances
+    (query - key, i - j, as DeBERTa writes them). Returns a LongTensor of the same shape, in
+    0 .. 2C - 1.
     """
     check.integer_tensor("offsets", offsets, "whole-number offsets i - j")
-    k = check.positive_int("span", span, maximum=2**20)
-    return (offsets.long() + k).clamp(0, 2 * k - 1)
+    span = check.positive_int("span", span, maximum=2**20)
+    return (offsets.long() + span).clamp(0, 2 * span - 1)
 
 
 def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Tensor]:
@@ -208,10 +211,10 @@ def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Te
         content-to-content   q_i . k_j
         content-to-position  q_i . k_r[delta(i, j)]
         position-to-content  k_j . q_r[delta(j, i)]     (convention="paper")
-    with delta(i, j) = clamp(i - j + k, 0, 2k - 1). No position-to-position term. transformers'
+    with delta(i, j) = clamp(i - j + C, 0, 2C - 1), C = ``span``. No position-to-position term. transformers'
     ``DisentangledSelfAttention`` (which runs the released checkpoints) indexes the third term by
     delta(i, j) instead: convention="code", the default (tests/test_relbias_demo.py checks both).
-    q, k: (T, d) content queries and keys; q_r, k_r: (2k, d) projected relative embeddings.
+    q, k: (T, d) content queries and keys; q_r, k_r: (2C, d) projected relative embeddings.
     Returns name -> (T, T).
     """
     _same_shape(("q", q), ("k", k), max_rank=2)
@@ -228,7 +231,7 @@ def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Te
     backward = forward if convention == "code" else deberta_index(offset_matrix(n), span)
     return {
         "content-to-content": q @ k.T,
-        "content-to-position": (q @ k_r.T).gather(-1, forward),  # (T, 2k) -> (T, T)
+        "content-to-position": (q @ k_r.T).gather(-1, forward),  # (T, 2C) -> (T, T)
         "position-to-content": (k @ q_r.T).gather(-1, backward.T).T,  # row j, column delta
     }
 

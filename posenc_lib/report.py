@@ -18,8 +18,12 @@ fixed (T, D) table. Each property is one number with a stated threshold and a ve
   they were (so what a model learned on them still holds)?
 
 The list is the desiderata of the seed documents (unique, bounded, consistent distances whatever the
-length, generalising to longer sequences, deterministic and smooth), plus the offset-only dot product
-that Vaswani et al. 2017 (arXiv:1706.03762, section 3.5) give as the reason for sinusoids.
+length, generalising to longer sequences, deterministic and smooth), plus the offset-only dot product.
+That last one is a consequence, not the reason Vaswani et al. 2017 (arXiv:1706.03762, section 3.5)
+give: they chose sinusoids because, for any fixed offset k, PE_{pos+k} is a linear function of
+PE_pos (a rotation of each (sin, cos) pair), which they hoped would let the model attend by relative
+position; the paper says nothing about dot products. A rotation keeps dot products, so
+<PE_t, PE_{t+k}> depends on k alone, and that is what the report measures.
 """
 
 from __future__ import annotations

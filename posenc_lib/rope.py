@@ -59,15 +59,31 @@ def _ntk(head_dim, base, params, seq_len, dtype):
     return _default_inv_freq(d, base * params["factor"] ** (d / (d - 2)), dtype), 1.0
 
 
+def dynamic_ntk_stretch(seq_len, factor, original) -> float:
+    """The NTK-aware stretch s that dynamic NTK uses on a text of ``seq_len`` tokens.
+
+    s(T) = factor * T' / L - (factor - 1), with T' = max(T, L) and L = ``original`` (the trained
+    length); ``seq_len`` None means T' = L. This is transformers' ``_compute_dynamic_ntk_parameters``
+    (``modeling_rope_utils.py``), written as 1 + factor * (T' - L) / L: a line that is 1 (no
+    scaling) up to L and grows by ``factor`` for every further L tokens. With factor 1 it is
+    s = max(T, L) / L, the stretch of the YaRN paper's dynamic scaling (section 3.3). The one home
+    of this formula: ``_dynamic`` and the chapters call it.
+    """
+    f = check.positive_float("factor", factor, 1.0, inclusive=True)
+    length = check.positive_int("original (the trained length L)", original)
+    t = length if seq_len is None else max(check.positive_int("seq_len", seq_len), length)
+    return f * t / length - (f - 1)
+
+
 def _dynamic(head_dim, base, params, seq_len, dtype):
     """Dynamic NTK (emozilla, 2023; YaRN paper section 3.3), in transformers' form.
 
-    For the current length L' = max(seq_len, L): base' = base * (s L' / L - (s - 1)) ** (D / (D - 2)).
-    Inside the original context (L' <= L) this is the default RoPE.
+    NTK-aware scaling with the stretch s = ``dynamic_ntk_stretch(seq_len, factor, L)``:
+    base' = base * s ** (D / (D - 2)). Inside the original context (T <= L) s = 1: default RoPE.
     """
-    original = params["original_max_position_embeddings"]
-    length = original if seq_len is None else max(seq_len, original)
-    stretch = params["factor"] * length / original - (params["factor"] - 1)
+    stretch = dynamic_ntk_stretch(
+        seq_len, params["factor"], params["original_max_position_embeddings"]
+    )
     return _default_inv_freq(head_dim, base * stretch ** (head_dim / (head_dim - 2)), dtype), 1.0
 
 

@@ -12,7 +12,10 @@ this module asks questions of it:
   ``offset_spread`` measures how far real scores are from that, over every (m, n) of a length.
 - ``layout_permutation`` and ``convert_projection``: "half" (Llama, NeoX) and "interleaved"
   (RoFormer, GPT-J) pair different dims; a fixed permutation of each head's dims maps one to the
-  other, which is how checkpoints are converted (transformers' ``PermuteForRope``).
+  other. Meta's Llama checkpoints (interleaved, as complex numbers) are turned into Hugging Face's
+  "half" layout this way by ``permute()`` in the transformers repository's conversion script
+  ``src/transformers/models/llama/convert_llama_weights_to_hf.py``; transformers 5 has the same
+  reordering as a load-time operation, ``PermuteForRope`` (``core_model_loading.py``).
 - ``error_by_offset``: how wrong attention logits are, per distance, when weights made for one
   layout are rotated with the other.
 - ``decay_bound`` (RoFormer section 3.4.3) and ``mean_score``: the upper bound on |score| against
@@ -205,8 +208,10 @@ def convert_projection(w, n_heads, source="interleaved", target="half") -> torch
 
     w: (D_in, H * head_dim), used as x @ w (nn.Linear's weight is w.T: permute its rows instead).
     Each head's columns are permuted by ``layout_permutation``; the heads stay where they are.
-    This is transformers' ``PermuteForRope`` (Meta's complex layout -> rotate_half). Returns a new
-    tensor of w's shape and dtype.
+    For interleaved -> half this is the reordering of ``permute()`` in transformers'
+    ``convert_llama_weights_to_hf.py`` (Meta's complex layout -> rotate_half), applied there to
+    the rows of nn.Linear weights, and of transformers' ``PermuteForRope``. Returns a new tensor
+    of w's shape and dtype.
     """
     check.float_tensor("w", w, min_rank=2, max_rank=2, shape_hint="(D_in, H * head_dim)")
     h = check.positive_int("n_heads", n_heads)

@@ -13,7 +13,9 @@ names and compares them):
 - NTK-aware (bloc97 2023; YaRN paper, Peng et al. 2023, arXiv:2309.00071, section 3.1): base ->
   base s^(D/(D-2))
   (``ntk_base``): the fastest pair keeps its frequency, the slowest is divided by exactly s;
-- dynamic NTK (YaRN paper section 3.3): NTK-aware with s = T / L recomputed for each length T;
+- dynamic NTK (YaRN paper section 3.3; transformers' form): NTK-aware with the stretch
+  s(T) = factor * T / L - (factor - 1) recomputed for each length T > L (``rope.dynamic_ntk_stretch``);
+  the chapter uses factor 1, where s(T) = T / L;
 - YaRN (YaRN paper sections 3.2 and 3.4): keep the fast pairs, divide the slow ones by s, a ramp
   between (``yarn_ramp``), and queries and keys multiplied by the attention scale sqrt(1/t)
   (``yarn_attention_scale``; t is the paper's softmax temperature, below 1 for s > 1).
@@ -158,7 +160,8 @@ def yarn_attention_scale(factor: float) -> float:
 def scaling_for(method: str, factor: float, train_len: int) -> dict:
     """The ``rope_inv_freq`` scaling dict for a method of ``METHODS`` and a factor s.
 
-    "dynamic" gets factor 1 (the experiment's setting): its stretch is T / L at length T.
+    "dynamic" gets factor 1 (the experiment's setting), so its stretch at length T,
+    ``rope.dynamic_ntk_stretch(T, 1, L)`` = 1 * T / L - (1 - 1), is T / L.
     """
     check.choice("method", method, tuple(METHODS))
     s = check.positive_float("factor", factor, 1.0, inclusive=True)
@@ -176,7 +179,8 @@ def frequency_ratio(
 ) -> torch.Tensor:
     """theta'_i / theta_i for each pair: what a scaling does to each frequency. (P,) float64.
 
-    For "dynamic" the ratio is the one it uses on a text of factor * L tokens.
+    For "dynamic" (factor 1) the ratio is the one it uses on a text of T = factor * L tokens,
+    where its stretch T / L equals ``factor``.
     """
     d, b, length = _sizes(head_dim, base, train_len)
     scaling = scaling_for(method, factor, length)

@@ -10,7 +10,10 @@ picked from ``POSITIONS``; each method touches the model in one place:
 - bias methods (``t5``, ``alibi``) add a (H, T, T) bias to every layer's attention logits;
 - ``rope`` rotates queries and keys (``posenc_lib.rope``), with a scaling from ``ROPE_SCALING``
   that can be changed at inference without touching the weights;
-- ``none`` (NoPE) adds nothing: the causal mask alone leaks some order (Haviv et al. 2022).
+- ``none`` (NoPE) adds nothing. Haviv et al. 2022 (arXiv:2203.16634) found that such causal models
+  still learn positional information (probes read position from their hidden states), and
+  conjectured, without proving it, that causal attention is how: each token can count the tokens
+  it may attend to.
 
 Shapes: B batch, T positions, D d_model, H heads, Dh = D / H.
 """

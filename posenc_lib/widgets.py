@@ -191,7 +191,7 @@ def _shown(control) -> str:
     """A control's value as a reader would name it: a dropdown's label, on/off for a checkbox."""
     if isinstance(control, W.Checkbox):
         return "on" if control.value else "off"
-    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
+    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.SelectionSlider)):
         return str(control.label)
     return f"{control.value:g}" if isinstance(control.value, float) else str(control.value)
 
@@ -199,7 +199,7 @@ def _shown(control) -> str:
 def _values_to_visit(control) -> Iterator:
     if isinstance(control, W.Checkbox):
         return itertools.cycle([True, False])
-    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
+    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.SelectionSlider)):
         return itertools.cycle([value for _, value in control.options])
     if isinstance(control, (W.FloatLogSlider,)):
         lo, hi = control.min, control.max
@@ -243,11 +243,14 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
         "positions": W.Checkbox(
             value=False, description="add position vectors", indent=False, layout=_AUTO
         ),
-        "strength": W.FloatSlider(
+        # A log scale from 0.01 to 10**0.5 = 3.16 in quarter decades: it reaches every strength
+        # the lecture measures (0.01, 0.1, 1), and the small ones are not crowded into one end.
+        "strength": W.FloatLogSlider(
             value=1.0,
-            min=0.1,
-            max=2.0,
-            step=0.1,
+            base=10,
+            min=-2,
+            max=0.5,
+            step=0.25,
             description="position strength",
             style=style,
             disabled=True,
@@ -349,14 +352,16 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
         return table_view(name, n_positions, d_model, position)
 
     def readout(view):
-        steps = view.distances.tolist()  # (T-1,)
+        steps = view.distances.tolist()  # (T-1,): step t is ||PE_t+1 - PE_t||, the right panel
         longest = max(range(len(steps)), key=steps.__getitem__)
         clamped = f" (slider past the end: showing t = {view.position})" if view.clamped else ""
         return (
-            f"max |value| = <b>{view.max_abs:.3g}</b>; neighbour step min <b>{min(steps):.3g}</b>, "
-            f"max <b>{steps[longest]:.3g}</b> (t = {longest} &rarr; {longest + 1}), "
-            f"ratio <b>{steps[longest] / max(min(steps), 1e-12):.3g}</b>; "
-            f"||PE<sub>3</sub> &minus; PE<sub>2</sub>|| = <b>{steps[2]:.3g}</b>{clamped}"
+            f"max |value| = <b>{view.max_abs:.3g}</b>; neighbour step "
+            f"||PE(t+1) &minus; PE(t)|| (right panel): shortest "
+            f"<b>{min(steps):.3g}</b>, longest <b>{steps[longest]:.3g}</b> (t = {longest} &rarr; "
+            f"{longest + 1}, the panel's peak), longest / shortest "
+            f"<b>{steps[longest] / max(min(steps), 1e-12):.3g}</b>; "
+            f"||PE(3) &minus; PE(2)|| = <b>{steps[2]:.3g}</b>{clamped}"
         )
 
     def make_plot(view, fig):
@@ -373,6 +378,19 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
     )
 
 
+# Renard's R20 series of preferred numbers (ISO 3): 20 steps a decade, value k within 1.3% of
+# 10^(k/20), so the steps are even on a log scale (x1.10 to x1.14), with labels of 3 digits at most.
+_R20 = tuple(
+    map(float, "1 1.12 1.25 1.4 1.6 1.8 2 2.24 2.5 2.8 3.15 3.55 4 4.5 5 5.6 6.3 7.1 8 9".split())
+)
+
+
+def _preferred_numbers(low: float, high: float) -> list[tuple[str, float]]:
+    """(label, value) pairs of the R20 series from low to high, for a SelectionSlider on a log scale."""
+    values = [round(m * 10**e, 6) for e in range(-3, 10) for m in _R20]
+    return [(f"{v:,g}", v) for v in values if low <= v <= high]
+
+
 def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard:
     """Chapter 3: base, d_model, a position t and an offset k; the table, PE_t, the dot product
     against every offset and the wavelength ladder follow, and the readout gives the numbers."""
@@ -382,8 +400,8 @@ def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard
     style = {"description_width": "initial"}
     reach = min(100, n_positions - 1)
     controls = {
-        "base": W.FloatLogSlider(
-            value=10000, base=10, min=0.1, max=5, step=0.05, description="base", style=style
+        "base": W.SelectionSlider(  # even steps on a log scale, 20 a decade, with round labels
+            options=_preferred_numbers(1.25, 1e5), value=10000.0, description="base", style=style
         ),
         "d_model": W.IntSlider(
             value=64, min=8, max=128, step=8, description="d_model", style=style
@@ -611,7 +629,10 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
                 f"(logits &times;{view.attention_scale**2:.3f})"
             )
         if view.method == "dynamic":
-            text += " (drawn at length sL; it picks s = T/L itself, so one measured curve)"
+            text += (
+                " (factor 1, as in the experiment: at length T its stretch is"
+                " 1&middot;T/L &minus; (1 &minus; 1) = T/L, drawn at T = sL; one measured curve)"
+            )
         if view.scaled is not None:
             text += (
                 f". Perplexity at L / 8L: <b>{view.scaled[0]:.2f}</b> / <b>{view.scaled[-1]:.2f}</b>"

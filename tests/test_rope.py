@@ -15,6 +15,7 @@ from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as llama_apply
 
 from posenc_lib import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.rope import dynamic_ntk_stretch
 
 F64 = {"dtype": torch.float64}
 
@@ -88,8 +89,8 @@ def test_scaled_frequencies_equal_transformers(head_dim, base, scaling):
 
 
 @pytest.mark.parametrize("head_dim", [16, 64, 128])
-@pytest.mark.parametrize("factor", [2.0, 4.0, 8.0])
-@pytest.mark.parametrize("seq_len", [None, 100, 512, 1000, 4096, 10_000])
+@pytest.mark.parametrize("factor", [1.0, 2.0, 4.0, 8.0])  # 1.0: chapter 7's setting
+@pytest.mark.parametrize("seq_len", [None, 100, 511, 512, 513, 1000, 4096, 10_000])  # L = 512
 def test_dynamic_equals_transformers(head_dim, factor, seq_len):
     scaling = {"rope_type": "dynamic", "factor": factor, "original_max_position_embeddings": 512}
     theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](
@@ -98,6 +99,32 @@ def test_dynamic_equals_transformers(head_dim, factor, seq_len):
     ours, scale = rope_inv_freq(head_dim, 10000.0, scaling, seq_len=seq_len)
     assert_close(ours, theirs, rtol=1e-6, atol=0)
     assert scale == 1.0
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("seq_len", [1, 63, 64, 65, 128, 256, 512, 1000])  # L = 64
+def test_dynamic_stretch_is_the_one_transformers_uses(factor, seq_len):
+    """transformers' base' = base * s ** (D / (D - 2)); recover s from its pair-1 frequency."""
+    head_dim, base = 32, 10000.0
+    scaling = {"rope_type": "dynamic", "factor": factor, "original_max_position_embeddings": 64}
+    theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](
+        llama_config(head_dim, base, dict(scaling)), "cpu", seq_len
+    )
+    their_base = float(theirs[1].double()) ** (-head_dim / 2)  # theta_1 = base' ** (-2 / D)
+    their_stretch = (their_base / base) ** ((head_dim - 2) / head_dim)
+    ours = dynamic_ntk_stretch(seq_len, factor, 64)
+    # float32 frequencies: about 1e-7 relative, raised to the power 16 * 30 / 32 = 15 on the way
+    assert ours == pytest.approx(their_stretch, rel=1e-5)
+    assert ours == (factor * max(seq_len, 64) / 64 - (factor - 1))  # the formula, in Python floats
+    if factor == 1.0:
+        assert ours == max(seq_len, 64) / 64  # factor 1: s = T / L past L
+
+
+def test_dynamic_stretch_rejects_bad_input():
+    with pytest.raises(ValueError, match="factor"):
+        dynamic_ntk_stretch(100, 0.5, 64)
+    with pytest.raises(ValueError, match="trained length"):
+        dynamic_ntk_stretch(100, 1.0, 0)
 
 
 @pytest.mark.parametrize("head_dim", [16, 64, 128])

@@ -127,6 +127,23 @@ def test_convert_projection_equals_transformers_permute_for_rope(heads, head_dim
     assert torch.equal(back, w.T)
 
 
+def llama_script_permute(w, n_heads):
+    """``permute()`` of transformers' src/transformers/models/llama/convert_llama_weights_to_hf.py.
+
+    The script is in the transformers repository, not in the installed package, so its one line is
+    restated here: each head's rows (out features), read as (D/2 pairs, 2), become (2, D/2).
+    """
+    dim1, dim2 = w.shape
+    return w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2).reshape(dim1, dim2)
+
+
+@pytest.mark.parametrize("heads, head_dim", [(1, 8), (4, 32), (3, 12)])
+def test_convert_projection_equals_the_llama_conversion_scripts_permute(heads, head_dim):
+    w = torch.randn(heads * head_dim, 24)  # nn.Linear weight of Meta's checkpoint: (out, in)
+    # Only entries move, so equality is exact.
+    assert torch.equal(rope_demo.convert_projection(w.T, heads).T, llama_script_permute(w, heads))
+
+
 @pytest.mark.parametrize("source", STYLES)
 def test_converted_weights_give_the_logits_they_were_made_for(source):
     target = "half" if source == "interleaved" else "interleaved"

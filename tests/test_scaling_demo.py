@@ -65,6 +65,20 @@ def test_ntk_base_equals_transformers_dynamic_rule_at_s_times_the_length(head_di
     torch.testing.assert_close(ours.float(), theirs, rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("length", [32, 63, 64, 65, 128, 256, 512])  # below, at and above L = 64
+def test_chapter_dynamic_ntk_equals_transformers_at_every_length(length):
+    """Chapter 7's dynamic NTK (factor 1, L = 64) is transformers' rule, and its stretch is T / L."""
+    scaling = sd.scaling_for("dynamic", 4, 64)
+    assert scaling["factor"] == 1.0 and scaling["original_max_position_embeddings"] == 64
+    params = {k: v for k, v in scaling.items() if k != "original_max_position_embeddings"}
+    theirs, _ = ROPE_INIT_FUNCTIONS["dynamic"](_config(32, 10000.0, params, 64), "cpu", length)
+    ours, _ = rope_inv_freq(32, 10000.0, scaling, seq_len=length)
+    torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=0)
+    if length > 64:  # NTK-aware with s = T / L
+        ntk = sd.frequencies(32, sd.ntk_base(10000.0, length / 64, 32))
+        torch.testing.assert_close(ours.double(), ntk, rtol=1e-6, atol=0)
+
+
 YARN_CASES = [
     (32, 10000.0, 64, 4.0, 32.0, 1.0),
     (128, 10000.0, 4096, 16.0, 32.0, 1.0),

@@ -1,6 +1,7 @@
 """Dashboards: driven by setting control values, as a test or a benchmark does without a browser."""
 
 import base64
+import math
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
@@ -107,6 +108,10 @@ def test_order_dashboard_strength_works_only_with_positions_on():
     strong = dashboard.result.max_deviation
     dashboard.set(strength=0.2)
     assert dashboard.result.max_deviation < strong
+    # Every strength the lecture measures (section 5: 0.01, 0.1, 1) is on the slider.
+    slider = dashboard.controls["strength"]
+    assert slider.base**slider.min == pytest.approx(0.01) and slider.base**slider.max > 1
+    assert all(((math.log10(s) - slider.min) / slider.step) % 1 == 0 for s in (0.01, 0.1, 1.0))
     # The figure shows the new result, not an old one.
     assert np.allclose(dashboard.plot.weights.get_array(), dashboard.result.weights.numpy())
     plt.close(dashboard.figure)
@@ -137,7 +142,7 @@ def test_table_dashboard_reads_out_the_binary_steps_and_clamps_the_position():
     dashboard = table_dashboard()
     dashboard.set(name="binary", n_positions=64, position=31)
     # Binary: the longest step is 31 -> 32, where six bits flip (sqrt 6 = 2.45).
-    assert "max <b>2.45</b> (t = 31 &rarr; 32)" in dashboard.readout.value
+    assert "longest <b>2.45</b> (t = 31 &rarr; 32, the panel's peak)" in dashboard.readout.value
     assert dashboard.plot.dot.get_ydata()[0] == pytest.approx(6**0.5)
     dashboard.set(name="integer", n_positions=16, position=200)
     assert "max |value| = <b>15</b>" in dashboard.readout.value
@@ -166,6 +171,21 @@ def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
     )
     dashboard.set(d_model=27)  # a width a script might set: rounded to an even one
     assert dashboard.result.table.shape[1] % 2 == 0
+    # The base moves in even steps on a log scale (R20: value k is 10^(k/20) rounded to 3 digits,
+    # within 1.3%) and shows round labels; the lecture's bases 10 .. 10000 and 1.4 / 1.6 are on it.
+    bases = [value for _, value in dashboard.controls["base"].options]
+    grid = [10 ** (round(20 * math.log10(b)) / 20) for b in bases]  # the exact log-even steps
+    assert [round(20 * math.log10(g)) for g in grid] == list(range(2, 101))  # 1.25 .. 100,000
+    assert all(abs(b / g - 1) < 0.013 for b, g in zip(bases, grid, strict=True))
+    assert {1.4, 1.6, 10.0, 100.0, 1000.0, 10000.0} <= set(bases)
+    assert all(
+        len(label.replace(",", "").replace(".", "")) <= 6
+        for label, _ in dashboard.controls["base"].options
+    )
+    dashboard.set(base=1.4)  # below the smallest unambiguous base for D = 64 (1.55)
+    assert "first confusion" in dashboard.readout.value
+    dashboard.set(base=1.6)
+    assert "none confused" in dashboard.readout.value
     plt.close(dashboard.figure)
 
 
