@@ -60,11 +60,14 @@ test: setup lint
 PORTABLE_SETTINGS ?= ATEN_CPU_CAPABILITY=default \
 	MKL_ENABLE_INSTRUCTIONS=AVX2,ATEN_CPU_CAPABILITY=avx2 \
 	MKL_CBWR=COMPATIBLE,OMP_NUM_THREADS=1
-# The lecture and solutions notebooks and the library's numeric tests (not the grader's sandbox,
-# the website, the browser or the setup, which print no numbers a CPU could change).
+# The lecture and solutions notebooks (whose check cells run every question's public cases) and
+# the library's numeric tests; not the checks' own tests, the grader's sandbox, the website, the
+# browser or the setup, which print no numbers a CPU could change.
 PORTABLE_TESTS := notebooks solutions tests --ignore=tests/browser --ignore=tests/test_grade.py \
 	--ignore=tests/test_site.py --ignore=tests/test_demo.py --ignore=tests/test_setup.py \
-	--ignore=tests/test_notebooks.py --ignore=tests/test_printed_numbers.py
+	--ignore=tests/test_notebooks.py --ignore=tests/test_printed_numbers.py \
+	--ignore=tests/test_checks.py --ignore-glob='tests/test_ch0*_checks.py'
+
 
 test-portable: setup
 	@for setting in $(PORTABLE_SETTINGS); do \

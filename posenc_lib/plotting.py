@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from .bounds import bound
+
 DPI = 80
 DIVERGING = "RdBu_r"  # negative blue, positive red
 SEQUENTIAL = "Blues"
@@ -138,7 +140,8 @@ class OrderPlot:
         ):
             bar.set_height(min(drift, top))
             label.set_y(min(drift, top * 0.9))
-            label.set_text(f"{drift:.0e}" if drift < 1e-3 else f"{drift:.2f}")
+            # Rounding-level drifts as a bound: their digits differ between CPUs (see bounds).
+            label.set_text(f"{drift:.2f}" if drift >= 1e-3 else bound(drift, prefix="<"))
 
 
 def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):

@@ -30,8 +30,9 @@ STYLES = ("half", "interleaved")
 def _default_inv_freq(head_dim: int, base: float, dtype) -> torch.Tensor:
     """theta_i = base ** (-2i / D), i = 0 .. D/2 - 1. RoFormer eq. (15). (D/2,)
 
-    Computed in ``dtype`` with the same operations as transformers, so that float32 frequencies
-    agree to the last bit: at position 8000 one ulp of theta is already 5e-4 radians of angle.
+    Computed in ``dtype`` with the same operations, in the same order, as transformers, so that on
+    any one machine the float32 frequencies equal transformers' exactly (the tests compare them
+    with torch.equal): at position 8000 one ulp of theta is already 5e-4 radians of angle.
     """
     return 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)
 

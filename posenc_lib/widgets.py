@@ -28,6 +28,7 @@ from . import _validate as check
 from . import plotting
 from .absolute import sinusoidal_encoding
 from .alibi_demo import MAX_VIEW_POSITIONS, alibi_view
+from .bounds import bound
 from .extrapolation import load_results
 from .naive import TABLES, table_view
 from .relbias_demo import bucket_view
@@ -270,8 +271,8 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
             else "the outputs changed: the model can tell the orders apart"
         )
         return (
-            f"largest |Attn(PX) &minus; P&middot;Attn(X)| = <b>{result.max_deviation:.1e}</b>; "
-            f"sentence vector (mean of outputs) changed by <b>{result.pooled_gap:.1e}</b> "
+            f"largest |Attn(PX) &minus; P&middot;Attn(X)|: <b>{bound(result.max_deviation)}</b>; "
+            f"sentence vector (mean of outputs) changed by <b>{bound(result.pooled_gap)}</b> "
             f"&rarr; {verdict}"
         )
 
