@@ -127,6 +127,8 @@ def runnable(source: str) -> str:
 def encode(value):
     """A plain value (from ``_run._plain``) as something ``torch.load(weights_only=True)`` reads."""
     if isinstance(value, torch.Tensor):
+        if value.layout != torch.strided:
+            return {"__sparse__": value.detach().cpu().to_dense()}
         return value.detach().cpu().clone()
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "biufc":
@@ -180,7 +182,8 @@ def child_main(conn, job: dict) -> None:
     TimedOut = _run._TimedOut  # noqa: N806 - the class, taken before learner code runs
     chapter = sys.modules[job["module"]]
     questions = list(chapter.QUESTIONS)
-    references = {q.name: _run.resolve(q.references) for q in questions}
+    references = {q.name: _run.resolve(q.references, lazy=True) for q in questions}
+    _run._GUARD.scan()  # the library's real code, learned before any learner code runs
     watched = [*WATCHED, *_reference_bindings(references)]
     originals = [(owner, name, getattr(owner, name)) for owner, name in watched]
     chapter_names = {
@@ -248,6 +251,8 @@ def _reference_bindings(references: dict) -> list[tuple]:
     pairs = []
     for refs in references.values():
         for ref in refs:
+            if not isinstance(ref, _run.Reference):
+                continue  # a lazy reference: not imported yet
             pairs.append((ref.function, "__code__"))
             module = sys.modules.get(ref.function.__module__)
             if module is not None and getattr(module, ref.function.__name__, None) is ref.function:

@@ -139,6 +139,8 @@ def decode(value):
             return value["__ndarray__"].numpy()
         if "__toomany__" in value:
             return TooMany()
+        if isinstance(value.get("__sparse__"), torch.Tensor):
+            return value["__sparse__"].to_sparse()  # for the type policy's sentence
         if "__npscalar__" in value:
             try:
                 dtype = np.dtype(str(value.get("dtype"))[:20])

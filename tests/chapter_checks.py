@@ -18,7 +18,10 @@ special cases) and takes these from here:
 - an answer that computes the right result and then changes its input in place fails, naming the
   argument;
 - an answer that calls the question's library reference fails with the shortcut sentence, however
-  it reaches the reference (module attribute, a name in the notebook, a closure).
+  it reaches the reference (module attribute, a name in the notebook, a closure);
+- an answer that calls a private helper of its own checks module fails with the shortcut sentence;
+  one that patches the checks module's judging helpers (``close``, the question's ``diagnose``)
+  and returns a wrong answer fails, and the patches are gone after the check.
 
 The tests that change a right answer run the worked solution once per public input (``_answers``)
 and hand back its stored results, so they cost milliseconds per question.
@@ -27,6 +30,8 @@ and hand back its stored results, so they cost milliseconds per question.
 import functools
 import importlib
 import inspect
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -43,7 +48,7 @@ from posenc_lib.checks import (
     PASS,
     TENSOR,
 )
-from posenc_lib.checks.run import resolve
+from posenc_lib.checks.run import _exempt, resolve
 
 
 def _hang(*args):
@@ -194,6 +199,39 @@ def _routes(reference: str):
     }
 
 
+def _private_helper(question):
+    """A private module-level function of the question's checks module, not given in its cases."""
+    module = sys.modules[type(question).__module__]
+    given = set().union(*(_exempt(case.args, set()) for case in question.cases(0)))
+    for name, value in vars(module).items():
+        if (
+            name.startswith("_")
+            and not name.startswith("__")
+            and isinstance(value, types.FunctionType)
+            and value.__code__.co_filename == module.__file__
+            and id(value) not in given
+        ):
+            return f"{module.__name__}.{name}", value
+    raise AssertionError(f"{module.__name__} has no private helper")
+
+
+def _wrong(value):
+    """A right answer made wrong: a constant tensor, a number moved by one, one index more."""
+    if isinstance(value, tuple):
+        return tuple(_wrong(v) for v in value)
+    if isinstance(value, torch.Tensor):
+        return torch.full_like(value, 0.5 if value.is_floating_point() else 7)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, list):
+        if value and all(isinstance(v, float) for v in value):
+            return [v + 1 for v in value]
+        return sorted(set(value) | {max(value, default=-1) + 1000})
+    return object()
+
+
 def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
     """The shared test functions for one chapter, by name, for the test module's globals.
 
@@ -255,8 +293,9 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
     def test_every_question_names_its_type_and_references(question):
         assert question.returns is not None
         assert isinstance(question.references, tuple)
-        for ref in resolve(question.references):  # each names a plain library function
-            assert ref.name.startswith("posenc_lib.") and ".checks." not in ref.name
+        for ref in resolve(question.references, lazy=True):  # each names a plain function
+            name = ref if isinstance(ref, str) else ref.name  # (a third party's: not imported yet)
+            assert name.startswith(("posenc_lib.", "transformers.")) and ".checks." not in name
 
     @pytest.mark.parametrize(
         "question, miss",
@@ -295,6 +334,7 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
             (q, ref, route)
             for q in questions
             for ref in q.references
+            if ref.startswith("posenc_lib.")  # (transformers': once, in test_checks.py)
             for route in ("module attribute", "notebook name", "closure")
         ],
         ids=lambda x: x if isinstance(x, str) else x.name,
@@ -308,5 +348,40 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
         assert f"write `{question.function}` yourself" in verdict.message, verdict.message
         assert f"`{reference}` is switched off" in verdict.message, verdict.message
         assert ref.function.__code__ is ref.code  # switched back on after the check
+
+    @each_question
+    def test_calling_a_private_helper_of_the_checks_fails_with_the_shortcut_sentence(
+        question, capsys
+    ):
+        name, helper = _private_helper(question)
+        code = helper.__code__
+
+        def answer(*args):
+            return helper(*args)
+
+        verdict = question.check(answer)
+        assert verdict.status == FAIL and verdict.points == 0, verdict.message
+        assert f"write `{question.function}` yourself" in verdict.message, verdict.message
+        assert f"`{name}` is switched off" in verdict.message, verdict.message
+        assert helper.__code__ is code  # switched back on after the check
+
+    @each_question
+    def test_patching_the_checks_judges_nothing_and_is_undone(question, capsys):
+        module = sys.modules[type(question).__module__]
+        before = dict(vars(module)), dict(vars(type(question))), dict(vars(question))
+
+        def patch(value, _):
+            module.close = lambda *a, **k: True
+            module.QUESTIONS = ()
+            type(question).diagnose = lambda self, case, value: None
+            type(question).diagnose_all = lambda self, cases, values: None
+            question.diagnose = lambda case, value: None
+            return _wrong(value)
+
+        verdict = question.check(_replaying(question, solutions[question.function], patch))
+        assert verdict.status == FAIL and verdict.points == 0, verdict.message
+        after = dict(vars(module)), dict(vars(type(question))), dict(vars(question))
+        for old, new in zip(before, after, strict=True):
+            assert old.keys() == new.keys() and all(new[k] is v for k, v in old.items())
 
     return {name: value for name, value in locals().items() if name.startswith("test_")}

@@ -133,6 +133,24 @@ def _search_up_to(table, threshold, limit):
     return next((k for k in range(1, min(limit, len(table))) if curve[k] < threshold), len(table))
 
 
+def _stop_once_it_rises(table, threshold):
+    """Assumes a falling curve: gives up (returns T) at the first offset where the curve rises."""
+    curve = _curve(table)
+    for k in range(1, len(table)):
+        if curve[k] < threshold:
+            return k
+        if curve[k] > curve[k - 1]:
+            return len(table)
+    return len(table)
+
+
+def _capped_bits(n, b, cap=6):
+    """Only the first `cap` bit columns computed, the rest left at 0."""
+    table = torch.zeros(n, b)
+    table[:, : min(b, cap)] = _bits(n, min(b, cap))
+    return table
+
+
 def _last_at_or_above(table, threshold):
     curve = _curve(table)
     return max((k for k in range(1, len(curve)) if curve[k] >= threshold), default=0)
@@ -166,6 +184,8 @@ WRONG = {
         (lambda n, b: (torch.arange(n)[:, None] & 2 ** torch.arange(b)).float(), "place value"),
         (lambda n, b: _bits(n, n.bit_length()), "only as many bits"),  # bits of n, not of n - 1
         (lambda n, b: (torch.arange(n)[:, None] / 2 ** torch.arange(b)) % 2, "should be a bit"),
+        (lambda n, b: _bits(n, b, shift=0) * 0 + _bits(16, b).repeat(n // 16 + 1, 1)[:n], "binary"),
+        (_capped_bits, "binary digits"),
     ],
     "q2": [
         (lambda table: _ratio(_steps(table, "hamming")), "Hamming"),
@@ -189,6 +209,7 @@ WRONG = {
         (lambda table: float(_steps(table)[-1] / _steps(table)[0]), "last step by the first"),
         (lambda table: float(_steps(table).max() / _steps(table)[0]), "differs from the longest"),
         (lambda table: _ratio(table.norm(dim=-1)), "differs from the longest"),  # rows, not steps
+        (lambda table: _ratio(_steps(table)[:20]), "differs from the longest"),  # first 20 steps
     ],
     "q3": [
         (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n), "divide by T;"),
@@ -252,6 +273,7 @@ WRONG = {
         (lambda table, thr: _search_up_to(table, thr, 21), "search every offset"),
         (lambda table, thr: _search_up_to(table, thr, len(table) // 2), "search every offset"),
         (lambda table, thr: _search_up_to(table, thr, len(table) - 1), "search every offset"),
+        (_stop_once_it_rises, "curve rises again"),
     ],
 }
 
@@ -264,7 +286,7 @@ def test_hidden_inputs_are_new_and_longer_than_the_public_ones():
         public = {c.describe for c in question.cases(0)}
         for seed in range(1, 6):
             assert not public & {c.describe for c in question.cases(seed)}, question.name
-    assert min(c.args[0] for c in q1.cases(3)) > max(c.args[0] for c in q1.cases(0))
+    assert max(c.args[0] for c in q1.cases(3)) > max(c.args[0] for c in q1.cases(0)) > 16
     assert len(q2.cases(3)[0].args[0]) > len(q2.cases(0)[0].args[0])
     assert min(min(c.args[2]) for c in q3.cases(3)) > 2
 
@@ -341,7 +363,7 @@ def test_a_correct_but_slow_answer_is_told_it_does_too_much_work_in_python(monke
 
 
 def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
-    smooth, window, real, turning, swinging, last = q4.cases(0)
+    smooth, window, real, turning, swinging, last, rising = q4.cases(0)
     assert real.args[0].shape == (512, 384) and real.args[1] == 0.5
     rights, _ = _answers(q4.cases(0))
     assert rights[2] == 3  # MiniLM's mean cosine drops below 0.5 first at offset 3
@@ -350,6 +372,7 @@ def test_the_public_offset_cases_are_the_ones_the_exercise_describes():
     curve = _curve(window.args[0].double())
     assert curve[8] == 0.5 and rights[1] == 9  # exactly 0.5 at k = D/8: < and <= differ
     assert rights[5] == len(last.args[0]) - 1 > 20  # only the last offset drops below
+    assert rising.args[1] == 0.3 and rights[6] == 8  # MiniLM's curve rises at k = 4 first
 
 
 @pytest.mark.parametrize("seed", range(21))

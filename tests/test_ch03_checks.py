@@ -186,7 +186,7 @@ WRONG = {
         (_smallest(lambda n, d, b: 2 * math.pi * b ** ((d - 2) / d) >= n), "2 pi * base ** ((d-2)/d)"),
         (_smallest(lambda n, d, b: b >= n), "exceed the context length"),
         (_smallest(lambda n, d, b: _ok(n + 1, d, b)), "one offset too many"),
-        (_smallest(lambda n, d, b: _ok(n, d, b, last=n - 2)), "one offset short"),
+        (_smallest(lambda n, d, b: _ok(n, d, b, last=n - 2)), "before the last offset"),
         (_smallest(lambda n, d, b: _ok(n, d, b, power=lambda i, d: i / d)), "-i / d_model"),
         (_monotone, "not always safer"),
         (lambda n, d, c: max(c), "largest candidate"),
@@ -196,6 +196,7 @@ WRONG = {
         (lambda n, d, c: sorted(c)[0], "at least as close as neighbours"),
         (_in_list_order, "not sorted"),
         (_bisected, "not always safer"),
+        (_smallest(lambda n, d, b: _ok(min(n, 1001), d, b)), "before the last offset"),  # k <= 1000
     ],
 }  # fmt: skip
 

@@ -11,7 +11,7 @@ from conftest import answer_functions
 
 from posenc_lib import alibi_bias, alibi_slopes
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch05 import QUESTIONS, _beyond, _bias, q1, q2, q3, q4
+from posenc_lib.checks.ch05 import QUESTIONS, _bias, q1, q2, q3, q4
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "05_alibi.ipynb")
@@ -29,6 +29,33 @@ def _low(n):
 def _right(n):
     low = _low(n)
     return _ladder(low) + _ladder(2 * low)[0::2][: n - low]
+
+
+# The known-wrong answers use copies of the check's helpers: a learner's answer may not call
+# the library or the check (the shortcut rule), and these stand for a learner's answers.
+def _beyond(m: float, n: int, far: int, form: str = "right") -> float:
+    """A copy of the check's ``_beyond``: the share of weight beyond ``far``, float64."""
+    count = {"n + 1 keys": n + 1, "n - 1 keys": n - 1}.get(form, n)
+    d = torch.arange(count, dtype=torch.float64)  # (count,): the distances
+    base = {"base 2": 2.0, "base 10": 10.0}.get(form, math.e)
+    w = base ** (m * d if form == "flipped" else -m * d)  # (n,) unnormalised weights
+    if form == "infinite":
+        return math.exp(-m * (far + 1))
+    if form == "uniform":
+        return (n - 1 - far) / n
+    if form == "not normalised":
+        return float(w[far + 1 :].sum())
+    share = w / w.sum()
+    if form == "at least":
+        return float(share[far:].sum())
+    if form == "near":
+        return float(share[: far + 1].sum())
+    return float(share[far + 1 :].sum())
+
+
+def _slopes(h):
+    """The standard slopes of h heads, a float32 tensor (as the library gives them)."""
+    return torch.tensor(_right(h))
 
 
 def _built(slopes, n, flip=False, mask="future", diagonal_distance=0, fill=-math.inf):
@@ -85,6 +112,7 @@ WRONG = {
         (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16).tolist(), "too few digits"),
         (lambda h: _rounded_power(h), "largest power of two below"),  # round(log2 H) for H' < H
         (lambda h: _strictly_below(h), "is H itself"),  # H' < H even when H is a power
+        (lambda h: [1.0] if h == 1 else _right(h), "single head (H = 1)"),
     ],
     "q2": [
         (lambda s, n: _built(s, n, flip=True), "sign is flipped"),
@@ -105,9 +133,11 @@ WRONG = {
         (lambda s, n: _built(s, n).tolist(), "torch tensor"),
         (lambda s, n: _built(s, n, fill=math.inf), "+inf"),
         (lambda s, n: _built(s, n) * 1.1, "not -m (i - j)"),
-        (lambda s, n: _built(alibi_slopes(s.numel()), n), "use the `slopes` you are given"),
+        (lambda s, n: _built(_slopes(s.numel()), n), "use the `slopes` you are given"),
         (lambda s, n: _built(s.sort(descending=True).values, n), "you sorted the slopes"),
         (lambda s, n: _built(s[0] ** torch.arange(1, s.numel() + 1), n), "not -m (i - j)"),  # a ladder from slopes[0]
+        (lambda s, n: _built(s, n, fill=-1e9), "-1e9 works in a softmax"),
+        (lambda s, n: _built(s, n, fill=torch.finfo(s.dtype).min), "asks for float('-inf')"),
         (lambda s, n: _built(s, n, mask="none").masked_fill(torch.ones(n, n).triu(2).bool(), -math.inf), "exactly the keys after"),  # sees one key ahead
     ],
     "q3": [
@@ -153,7 +183,9 @@ def test_hidden_inputs_differ_from_the_public_ones_and_are_larger():
         public = {c.describe for c in question.cases(0)}
         for seed in range(1, 6):
             assert not public & {c.describe for c in question.cases(seed)}, question.name
-    assert min(c.args[0] for c in q1.cases(3)) > max(c.args[0] for c in q1.cases(0))
+    hidden_heads = [c.args[0] for c in q1.cases(3)]
+    assert 1 in hidden_heads  # H = 1 in every draw, the others larger than any public count
+    assert min(h for h in hidden_heads if h > 1) > max(c.args[0] for c in q1.cases(0))
     assert min(c.args[1] for c in q4.cases(3)) >= 20
 
 
@@ -171,9 +203,10 @@ def test_the_judges_reference_bias_is_the_librarys():
         assert torch.equal(want, alibi_bias(heads, n))
 
 
-def test_a_large_negative_stand_in_for_minus_infinity_is_accepted(capsys):
-    assert q2.check(lambda s, n: _built(s, n, fill=-1e9)).status == PASS
-    assert q2.check(lambda s, n: _built(s, n, fill=torch.finfo(torch.float32).min)).status == PASS
+def test_a_large_negative_stand_in_for_minus_infinity_is_refused(capsys):
+    # The question asks for float('-inf'); -1e9 and finfo.min are in the WRONG list.
+    for fill in (-1e9, torch.finfo(torch.float32).min):
+        assert "float('-inf')" in q2.check(lambda s, n, f=fill: _built(s, n, fill=f)).message
     # the course's type policy: a NumPy array is a near miss of the tensor asked for
     assert q2.check(lambda s, n: _built(s, n).numpy()).status == FAIL
 
@@ -181,7 +214,7 @@ def test_a_large_negative_stand_in_for_minus_infinity_is_accepted(capsys):
 def test_own_slopes_are_named_on_public_and_hidden_inputs(capsys):
     # They passed in public when the public slopes were exactly the standard ones (issue 17).
     def own_slopes(slopes, n):
-        return _built(alibi_slopes(slopes.numel()), n)
+        return _built(_slopes(slopes.numel()), n)
 
     assert "use the `slopes` you are given" in q2.check(own_slopes).message
     for seed in (1, 2, 3):

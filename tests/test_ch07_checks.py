@@ -62,6 +62,17 @@ def _yarn(d, base, length, s, fast=32.0, slow=1.0, *, temp=None, reverse=False, 
     return ramp, _scale(s) if temp is None else temp(s)
 
 
+def _yarn_low_bumped(d, base, length, s, fast=32.0, slow=1.0):
+    """YaRN's ramp, but when low == high the 0.001 is taken off low instead of added to high."""
+    ramp, scale = _yarn(d, base, length, s, fast, slow)
+    sc = d / (2 * math.log(base))  # the ends, floored and ceiled and capped, as in _yarn
+    low = max(math.floor(sc * math.log(length / (2 * math.pi * fast))), 0)
+    high = min(math.ceil(sc * math.log(length / (2 * math.pi * slow))), d - 1)
+    if low == high:
+        ramp = 1 - ((torch.arange(d // 2, dtype=F64) - (low - 0.001)) / 0.001).clamp(0, 1)
+    return ramp, scale
+
+
 def _yarn_floats(d, base, length, s, fast=32.0, slow=1.0):
     """YaRN's ramp in plain floats, without the "low == high: add 0.001" rule: ZeroDivisionError."""
     low = math.floor(d * math.log(length / (2 * math.pi * fast)) / (2 * math.log(base)))
@@ -93,6 +104,10 @@ def _excess_pairs(curves, length, tol, *, offset=0, side="both", divide="size", 
         excess = excess / (seen.amax(-1) - seen.amin(-1))
     elif divide == "seen |value|":
         excess = excess / seen.abs().amax(-1)
+    elif divide == "new |value|":
+        excess = excess / new.abs().amax(-1)
+    elif divide == "rounded":
+        excess = (excess / curves.abs().amax(-1)).round(decimals=2)
     over = excess >= tol if inclusive else excess > tol
     flags = {"any": over.any(0), "all": over.all(0)}.get(heads)
     if heads == "mean":
@@ -183,6 +198,7 @@ WRONG = {
         (lambda d, b, n, s, f, w: (*_yarn(d, b, n, s, f, w), 0), "exactly two"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, temp=lambda s: 0.1 * math.log(s) + 1), "applies only when s > 1"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, cap_high=False), "did not cap the high end"),
+        (_yarn_low_bumped, "does not subtract it from low"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, cap_low=False), "did not cap the low end"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, rounding=(round, round)), "the high end i(beta_slow) up (ceil)"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, rounding=(math.floor, math.floor)), "the high end i(beta_slow) up (ceil)"),
@@ -218,6 +234,8 @@ WRONG = {
         (lambda c, n, t: _excess_pairs(c, n, t, heads="mean"), "averaged the excess over the heads"),
         (lambda c, n, t: _excess_pairs(c, n, t, side="|values|"), "you compared |values|"),
         (lambda c, n, t: _excess_pairs(c, n, t, divide="seen |value|"), "largest |value| seen in training"),
+        (lambda c, n, t: _excess_pairs(c, n, t, divide="new |value|"), "largest |value| past L"),
+        (lambda c, n, t: _excess_pairs(c, n, t, divide="rounded"), "rounded the excess"),
         (_complement, "stay inside"),
         (lambda c, n, t: [int(h) for h in torch.nonzero((_share(c, n) > t).any(1)).flatten()], "heads"),
         (lambda c, n, t: _excess_pairs(c, n, t, offset=-1), "stop at L - 2"),
@@ -299,7 +317,7 @@ def test_the_public_cases_hold_the_edges_the_mistakes_need():
         for a in answers
         if isinstance(a, list) and a == sorted(set(a))  # not the type slips
     ]
-    assert lists[0] == [1, 2, 3, 4, 5, 12, 13]
+    assert lists[0] == [1, 2, 3, 4, 5, 12, 13, 15]
     assert len({tuple(x) for x in lists}) == len(lists), lists
 
 

@@ -564,3 +564,100 @@ def test_an_answer_that_swallows_the_time_limit_and_returns_is_still_too_slow():
 
     assert call(returns_after_the_limit, (1,), timeout=0.2).kind == TOO_SLOW
     assert call(raises_after_the_limit, (1,), timeout=0.2).kind == TOO_SLOW
+
+
+# -- the whole library is switched off, and nothing an answer does lasts ----------------------------
+
+
+def test_every_library_function_is_off_for_the_answer_but_not_for_the_library():
+    from posenc_lib import rope, rope_demo, sinusoid
+    from posenc_lib.checks import ch01
+
+    x = torch.randn(3, 4, dtype=torch.float64)
+    # An argument that is a library function may be called, and it calls the library itself.
+    outcome = call(lambda rotate, x: rotate(x, [0, 1, 2]), (rope_demo.rotate, x), 5.0)
+    assert outcome.kind == RETURNED and torch.allclose(outcome.value, rope_demo.rotate(x, 3))
+    # The answer's own calls of library functions (and of the checks' helpers) are switched off.
+    for answer, name in (
+        (lambda rotate, x: rope.apply_rope(x, *rope.rope_cos_sin(3, 4)), "rope.rope_cos_sin"),
+        (lambda rotate, x: sinusoid.tensor2tensor_encoding(3, 4), "tensor2tensor_encoding"),
+        (lambda rotate, x: ch01._gap(torch.sin, x, [2, 0, 1]), "checks.ch01._gap"),
+        (lambda rotate, x: ch01.q1.cases(0), "ch01.Attention.cases"),
+    ):
+        outcome = call(answer, (rope_demo.rotate, x), 5.0)
+        assert outcome.kind == SHORTCUT and name in outcome.error, outcome
+    # Nested: the answer calling the harness itself on a library function gains nothing.
+    assert call(lambda: call(ch01._gap, (torch.sin, x, [2, 0, 1])).value, ()).kind == SHORTCUT
+    assert rope.rope_cos_sin.__code__.co_filename == rope.__file__  # all back on
+    assert ch01._gap.__code__.co_filename == ch01.__file__
+    assert run.GUARD not in vars(rope) and run.GUARD not in vars(ch01)
+
+
+def test_an_answer_leaves_no_random_state_and_no_patch_behind():
+    import random
+
+    from posenc_lib.checks import ch01
+
+    torch_state, python_state = torch.get_rng_state(), random.getstate()
+    close, judge, code = ch01.close, Question._judge, posenc_lib.checks.close.__code__
+
+    def meddle():
+        torch.manual_seed(1234)
+        random.seed(1234)
+        ch01.close = lambda *a, **k: True
+        ch01.SNEAKY = 1
+        del ch01.QUESTIONS
+        Question._judge = lambda self, cases, outcomes: ("pass", "well done.")
+        posenc_lib.checks.close.__code__ = (lambda *a, **k: True).__code__
+        return 0
+
+    assert call(meddle, ()).kind == RETURNED
+    assert torch.equal(torch.get_rng_state(), torch_state) and random.getstate() == python_state
+    assert ch01.close is close and not hasattr(ch01, "SNEAKY") and len(ch01.QUESTIONS) == 5
+    assert Question._judge is judge and posenc_lib.checks.close.__code__ is code
+
+
+def test_a_sparse_tensor_is_a_near_miss_named_with_its_conversion(capsys):
+    from posenc_lib.checks import ch01
+
+    verdict = ch01.q2.check(lambda order: torch.eye(len(order))[order].to_sparse())
+    assert verdict.status == FAIL and verdict.points == 0
+    assert "returned a sparse tensor" in verdict.message and "x.to_dense()" in verdict.message
+    assert "Sparse" not in verdict.message and "raised" not in verdict.message
+
+
+def test_the_checks_cache_of_answers_is_empty_while_an_answer_runs():
+    from posenc_lib.checks import ch02
+
+    ch02.q4.cases(0)
+    ch02.q4.cases(3)
+    known, drawn = dict(ch02._KNOWN), dict(ch02._DRAWN)
+    assert known and drawn
+    outcome = call(lambda: (len(ch02._KNOWN), len(ch02._DRAWN)), ())
+    assert outcome.value == (0, 0)
+    assert ch02._KNOWN == known and ch02._DRAWN.keys() == drawn.keys()  # back after the call
+
+
+def test_transformers_own_versions_are_switched_off_too(capsys):
+    from posenc_lib.checks import ch04, ch05
+
+    def buckets(*args):
+        from transformers.models.t5.modeling_t5 import T5Attention  # imported by the answer
+
+        return T5Attention._relative_position_bucket(*args)
+
+    def slopes(num_heads):
+        from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+        alibi = build_alibi_tensor(torch.ones(1, 2), num_heads, torch.float64)
+        return alibi[:, 0, 1].tolist()
+
+    for question, answer, name in (
+        (ch04.q3, buckets, "T5Attention._relative_position_bucket"),
+        (ch05.q1, slopes, "modeling_bloom.build_alibi_tensor"),
+    ):
+        verdict = question.check(answer)
+        assert verdict.status == FAIL and f"{name}` is switched off" in verdict.message
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    assert build_alibi_tensor(torch.ones(1, 2), 1, torch.float64).shape == (1, 1, 2)  # back on

@@ -591,6 +591,12 @@ def alibi_slopes(num_heads):
     return posenc_lib.alibi.alibi_slopes(num_heads).tolist()
 """
 
+CHECKS_HELPER_GAP = """
+def equivariance_gap(f, x, order):
+    from posenc_lib.checks.ch01 import _gap  # the checks' own helper: off while graded
+    return _gap(f, x, order)
+"""
+
 
 def _t5_with_a_cold_import():
     from posenc_lib.checks import solution_code
@@ -630,6 +636,11 @@ def _policy_attacks():
             "05",
             _filled("05", {"alibi_slopes": LIBRARY_SLOPES}),
             {"q1": 0},
+        ),
+        "shortcut: a helper of the checks module": (
+            "01",
+            _filled("01", {"equivariance_gap": CHECKS_HELPER_GAP}),
+            {"q3": 0},
         ),
         "a slow import inside a right answer": (
             "04",
@@ -698,6 +709,8 @@ def test_the_feedback_names_the_near_miss_the_side_effect_and_the_shortcut(polic
     assert "write `alibi_slopes` yourself" in message(
         "shortcut: a reference through its module", "q1"
     )
+    helper = message("shortcut: a helper of the checks module", "q3")
+    assert "`posenc_lib.checks.ch01._gap` is switched off" in helper, helper
 
 
 def test_feedback_never_shows_an_internal_name(graded, policy_graded):

@@ -147,6 +147,8 @@ def _container(value) -> str:
 
 def _near_miss(value, kind) -> tuple[str, str] | None:
     """(what ``value`` is, the conversion that gives ``kind``) when one conversion away, else None."""
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided and kind in ASKED:
+        return "a sparse tensor", "return x.to_dense()"
     if isinstance(kind, tuple):  # a pair (or more): a tuple of the kinds, item by item
         if isinstance(value, list) and len(value) == len(kind):
             return "a list", "return a tuple, as in `return a, b`"
@@ -469,7 +471,7 @@ class Question:
     # Running and judging.
     def run(self, fn, cases: list[Case]) -> list[Outcome]:
         """Call ``fn`` on each case, stopping at the first call that did not return a value."""
-        outcomes, references = [], resolve(self.references)
+        outcomes, references = [], resolve(self.references, lazy=True)
         for case in cases:
             outcomes.append(call(fn, case.args, self.timeout, references))
             if outcomes[-1].kind != "returned" or isinstance(outcomes[-1].value, TooMany):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import torch
 
@@ -55,7 +56,7 @@ class BinaryCode(Question):
 
     def cases(self, seed=0):
         if seed == 0:
-            sizes = [(6, 3), (10, 5), (16, 4), (3, 6)]
+            sizes = [(6, 3), (10, 5), (16, 4), (3, 6), (70, 8)]  # past 16 and past 64 positions
         else:  # each draw: a full table, one with spare bits, one with just enough bits
             generator = _generator(seed, 1)
             n_bits = _randint(5, 8, generator)
@@ -66,6 +67,7 @@ class BinaryCode(Question):
             while n_pos & (n_pos - 1) == 0:  # not a power of two
                 n_pos = _randint(20, 101, generator)
             sizes.append((n_pos, (n_pos - 1).bit_length()))
+            sizes.append((100, 9))  # fixed: past 64 positions (bit 6 used), n_bits >= 8
         return [Case(size, f"n_positions = {size[0]}, n_bits = {size[1]}") for size in sizes]
 
     def diagnose(self, case, value):
@@ -180,6 +182,21 @@ def _unevenness_mistakes(table: torch.Tensor) -> list[tuple[float, str]]:
     ]  # fmt: skip
 
 
+@dataclass
+class _LaterCase(Case):
+    """A case that knows the tables of the cases judged before it (which the answer passed)."""
+
+    earlier: tuple = ()
+
+
+def _explains(wrong_on_earlier: list[float], right_on_earlier: list[float]) -> bool:
+    """A mistake can explain a wrong answer only if it also gives the right value on the cases
+    the answer passed (on 0/1 tables, two different slips often give the same ratio)."""
+    return all(
+        abs(w - r) <= 1e-4 * r for w, r in zip(wrong_on_earlier, right_on_earlier, strict=True)
+    )
+
+
 class Unevenness(Question):
     name, function, points, notebook = "q2", "neighbour_unevenness", 3, NOTEBOOK
     returns = FLOAT
@@ -229,10 +246,16 @@ class Unevenness(Question):
         cases.append(
             Case((pair,), f"table = two random rows, shape {tuple(pair.shape)} (one step)")
         )
-        return cases
+        return [
+            _LaterCase(case.args, case.describe, tuple(c.args[0] for c in cases[:i]))
+            for i, case in enumerate(cases)
+        ]
 
     def diagnose(self, case, value):
         (table,) = case.args
+        earlier = [t.double() for t in getattr(case, "earlier", ())]
+        right_before = [_ratio(_steps(t)) for t in earlier]
+        mistakes_before = [[v for v, _ in _unevenness_mistakes(t)] for t in earlier]
         table = table.double()
         if (
             isinstance(value, torch.Tensor)
@@ -246,11 +269,15 @@ class Unevenness(Question):
         want = _ratio(naive.neighbour_distances(table))
         if abs(got - want) <= 1e-4 * want:
             return None
-        for wrong, sentence in _unevenness_mistakes(table):
-            if abs(got - wrong) <= 1e-4 * abs(wrong) + 1e-9:
+        for i, (wrong, sentence) in enumerate(_unevenness_mistakes(table)):
+            before = [values[i] for values in mistakes_before]
+            if abs(got - wrong) <= 1e-4 * abs(wrong) + 1e-9 and _explains(before, right_before):
                 return "Close, but " + sentence
         steps = _steps(table)  # (T-1,)
-        if abs(got - float(steps[-1] / steps[0])) <= 1e-4 * want:
+        last_by_first = [float(_steps(t)[-1] / _steps(t)[0]) for t in earlier]
+        if abs(got - float(steps[-1] / steps[0])) <= 1e-4 * want and _explains(
+            last_by_first, right_before
+        ):
             return "Close, but you divided the last step by the first; the longest and the shortest steps can be anywhere along the table: take the max and the min of all T - 1 steps."
         if got < 1:
             return "The longest step divided by the shortest cannot be below 1."
@@ -470,6 +497,22 @@ def _turning_table(n_pos: int, period: float) -> torch.Tensor:
     return torch.stack([angle.cos(), angle.sin()], dim=1).float()  # (T, 2)
 
 
+def _ripple_table(n_pos: int, slow_period: float) -> tuple[torch.Tensor, float]:
+    """(T, 4) float32 and a threshold: a fast turn (period 6, half the weight) on a slow one, so
+    the curve, (0.5 cos(2 pi k / 6) + cos(2 pi k / slow)) / 1.5, dips at k = 3, rises again, and
+    first drops below the threshold at the next dip: a search that stops once the curve rises
+    misses it. The threshold lies halfway between the two dips."""
+    angle = 2 * math.pi * torch.arange(n_pos, dtype=torch.float64)  # (T,)
+    fast, slow = angle / 6, angle / slow_period  # (T,), (T,)
+    w = math.sqrt(0.5)
+    table = torch.stack([w * fast.cos(), w * fast.sin(), slow.cos(), slow.sin()], dim=1)  # (T, 4)
+
+    def curve(k):
+        return (0.5 * math.cos(2 * math.pi * k / 6) + math.cos(2 * math.pi * k / slow_period)) / 1.5
+
+    return table.float(), round((curve(3) + curve(9)) / 2, 3)
+
+
 def _last_offset_turn(n_pos: int, generator: torch.Generator) -> tuple[int, float, float]:
     """(T, period, threshold) of a turning table whose curve, cos(2 pi k / period), first drops
     below the threshold at the last offset, k = T - 1: an answer past the middle of the table and
@@ -527,12 +570,12 @@ def _explains_misses(wrongs: dict[str, list[int]], got: list[int], wrong_at: lis
 
     One matching whole number is often a coincidence (a stray k + 1 can equal the max-over-t
     answer on one table), so a mistake is named only on two independent cases or more, and only
-    when no other mistake explains as many.
+    when no other mistake explains as many, and more than half of the wrong answers.
     """
     counts = {s: sum(answers[i] == got[i] for i in wrong_at) for s, answers in wrongs.items()}
     best = max(counts.values(), default=0)
     winners = [s for s, c in counts.items() if c == best]
-    return winners[0] if best >= 2 and len(winners) == 1 else ""
+    return winners[0] if best >= 2 and 2 * best > len(wrong_at) and len(winners) == 1 else ""
 
 
 class FirstOffsetBelow(Question):
@@ -585,6 +628,17 @@ class FirstOffsetBelow(Question):
             last = _last_offset_turn(_randint(40, 90, generator), generator)
         real = minilm.position_weight()  # (512, 384) float32
         name = "MiniLM's position table"
+        if seed == 0:  # its curve dips at k = 3 and rises again before dropping below 0.3 at k = 8
+            rising = Case(
+                (real, 0.3), f"table = {name}, shape {tuple(real.shape)}, threshold = 0.3"
+            )
+        else:  # the same shape of curve, on a made table
+            slow = 50.0 + _randint(0, 31, generator)
+            ripple, ripple_threshold = _ripple_table(_randint(40, 90, generator), slow)
+            rising = Case(
+                (ripple, ripple_threshold),
+                f"table = a fast turn on a slow one, {len(ripple)} positions, periods 6 and {slow:g}, threshold = {ripple_threshold} (the curve rises before it drops below)",
+            )
         if seed:  # its first rows (with row 0, unlike the others): new, and quicker to check
             n_rows = _randint(160, 321, generator)
             real = real[:n_rows]  # (n_rows, 384)
@@ -596,6 +650,7 @@ class FirstOffsetBelow(Question):
             Case((_turning_table(*turning[:2]), turning[2]), f"table = one slow turn, {turning[0]} positions, period {turning[1]:g}, threshold = {turning[2]}"),
             Case((_turning_table(*swinging[:2]), swinging[2]), f"table = a fast turn, {swinging[0]} positions, period {swinging[1]:g}, threshold = {swinging[2]} (the cosine swings below 0)"),
             Case((_turning_table(*last[:2]), last[2]), f"table = a quarter turn, {last[0]} positions, period {last[1]:g}, threshold = {last[2]}"),
+            rising,
         ]  # fmt: skip
         known = _answers(others)  # the fixed cases, computed once
         while True:  # a smooth table on which the usual mistakes are told apart
@@ -630,7 +685,7 @@ class FirstOffsetBelow(Question):
                 return "Close, but " + sentence + where
         n_rows = [case.args[0].shape[0] for case in cases]
         if all(got[i] == n_rows[i] > rights[i] for i in wrong_at):
-            return f"Your function found no offset below the threshold, but one drops below it: search every offset k = 1 .. T - 1, up to the last (k = T - 1 has a single pair, P_0 and P_T-1), and past the first few or the first half of the table.{where}"
+            return f"Your function found no offset below the threshold, but one drops below it: search every offset k = 1 .. T - 1, up to the last (k = T - 1 has a single pair, P_0 and P_T-1), past the first few or the first half of the table, and past a place where the curve rises again.{where}"
         if all(rights[i] == n_rows[i] for i in wrong_at):
             i = wrong_at[0]
             return f"No offset of this table drops below the threshold; the question asks you to return T, the table's length, in that case, not {got[i]}.{where}"

@@ -20,6 +20,23 @@ from ..absolute import sinusoidal_encoding, sinusoidal_shift_matrix
 from ..sinusoid import confusion, direction_gap, to_concatenated
 from . import FLOAT, TENSOR, Case, Question, as_number, as_tensor, close
 
+# Results of slow case-building steps, by function and arguments. A module-level dict, not
+# functools.lru_cache: the harness empties the checks' module-level containers while an answer
+# runs, so no answer can read a cached result (an lru_cache would answer a call from its cache).
+_MEMO: dict = {}
+
+
+def _memo(fn):
+    @functools.wraps(fn)
+    def cached(*args):
+        key = (fn.__name__, args)
+        if key not in _MEMO:
+            _MEMO[key] = fn(*args)
+        return _MEMO[key]
+
+    return cached
+
+
 NOTEBOOK = "03_sinusoidal.ipynb"
 F64 = torch.float64
 
@@ -56,6 +73,7 @@ class SinusoidalTable(Question):
     references = (
         "posenc_lib.absolute.sinusoidal_encoding",
         "posenc_lib.sinusoid.tensor2tensor_encoding",
+        "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
     )
     title = "Build the sinusoidal table"
     hints = (
@@ -245,7 +263,7 @@ _GAP_MISTAKES = ("roll", "mean", "signed", "k = 1", "translation", "cosine", "wr
                  "k short", "short range", "t late")  # fmt: skip
 
 
-@functools.lru_cache(maxsize=32)  # the search for a telling table takes up to a second
+@_memo  # the search for a telling table takes up to a second
 def _gap_tables(seed: int) -> tuple:
     """q3's tables for ``seed`` and their descriptions: ((table, describe), ...)."""
     # Every draw holds, besides a sinusoidal table: a random one whose largest difference is
@@ -384,7 +402,7 @@ def _first_of(row: torch.Tensor) -> int | None:
     return int(bad[0, 0]) + 2 if bad.numel() else None
 
 
-@functools.lru_cache(maxsize=1024)
+@_memo
 def _first_offset(d: int, base: float, limit: int) -> int | None:
     """The first offset k in 2 .. limit with dist(k) <= dist(1) for this base, or None."""
     return _first_of(_ratios(d, (base,), limit)[0])
@@ -457,7 +475,7 @@ def _base_list(kind, n, b0, d, sharp, generator):
     return n, d, listed
 
 
-@functools.lru_cache(maxsize=32)
+@_memo
 def _hidden_base_lists(seed: int) -> tuple:
     """q4's hidden inputs: ((n, d, candidates), ...), three of them, for ``seed``.
 
@@ -570,7 +588,7 @@ class SmallestBase(Question):
             # the first working candidate in list order most likely skipped the sort
             (_first(candidates, lambda b: _unambiguous(n, d, b)), "you returned the first candidate that works in the list's order; this list is not sorted, and a smaller candidate further on works too. Sort the candidates first (or keep the smallest that works)."),
             (_first(ordered, lambda b: _unambiguous(n + 1, d, b)), "you tested one offset too many: positions run 0 .. n_positions - 1, so the offsets run up to n_positions - 1, not n_positions."),
-            (_first(ordered, lambda b: _unambiguous(n, d, b, last=n - 2)), "you stopped one offset short: the offsets run up to n_positions - 1 (positions 0 and n_positions - 1), included."),
+            (_first(ordered, lambda b: _unambiguous(n, d, b, last=n - 2)), f"your search stopped before the last offset: with your base, the only offset as close as neighbours is k = n_positions - 1 = {n - 1} (positions 0 and {n - 1}), and the offsets run up to it, included."),
             (monotone, "you assumed that once a base works every larger one does, and returned the first candidate after the last failure. A larger base is not always safer: a smaller candidate already keeps every position unambiguous."),
             (_first(ordered, lambda b: _unambiguous(n, d, b, exponent="i/d")), "your table's frequencies use base ** (-i / d_model); pair i turns at base ** (-2i / d_model) (q1)."),
             (ordered[-1], "you returned the largest candidate; the question asks for the smallest one that keeps every position unambiguous."),

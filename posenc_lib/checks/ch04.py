@@ -279,7 +279,11 @@ def _buckets(rel, bidirectional, n, max_distance, *, flip=False, zero_up=False, 
 
 class T5Bucket(Question):
     name, function, points, notebook = "q3", "t5_bucket", 3, NOTEBOOK
-    returns, references = INT_TENSOR, ("posenc_lib.relative.t5_relative_position_bucket",)
+    returns = INT_TENSOR
+    references = (
+        "posenc_lib.relative.t5_relative_position_bucket",
+        "transformers.models.t5.modeling_t5.T5Attention._relative_position_bucket",
+    )
     title = "T5's relative position buckets"
     hints = (
         "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "

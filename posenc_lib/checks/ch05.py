@@ -22,7 +22,7 @@ from ..alibi_demo import far_mass, ladder_size
 from . import FLOAT, FLOATS, TENSOR, Case, Question, as_floats, as_number, as_tensor, close
 
 NOTEBOOK = "05_alibi.ipynb"
-MASKED = -1e4  # a bias at or below this counts as masked (-inf, or a large negative stand-in)
+MASKED = -1e4  # at or below this, an entry was meant as masked: -inf, or a stand-in (refused)
 
 
 def _generator(seed: int, salt: int) -> torch.Generator:
@@ -38,7 +38,11 @@ def _ladder(n: int) -> list[float]:
 
 class Slopes(Question):
     name, function, points, notebook = "q1", "alibi_slopes", 3, NOTEBOOK
-    returns, references = FLOATS, ("posenc_lib.alibi.alibi_slopes",)
+    returns = FLOATS
+    references = (
+        "posenc_lib.alibi.alibi_slopes",
+        "transformers.models.bloom.modeling_bloom.build_alibi_tensor",
+    )
     title = "ALiBi slopes for any number of heads"
     hints = (
         "For H a power of two the slopes are 2 ** (-8 * h / H) for h = 1, ..., H: head 1 gets "
@@ -68,7 +72,9 @@ class Slopes(Question):
                 n = int(torch.randint(13, 101, (1,), generator=generator))
                 if n & (n - 1) and n not in heads:
                     heads.append(n)
-        return [Case((h,), f"num_heads = {h}") for h in heads]
+            heads.append(1)  # H = 1 in every draw: a single head, slope 2 ** -8
+        single = " (a single head)" if seed else ""  # the public draw has H = 1 too
+        return [Case((h,), f"num_heads = {h}" + (single if h == 1 else "")) for h in heads]
 
     def diagnose(self, case, value):
         (n,) = case.args
@@ -97,6 +103,7 @@ class Slopes(Question):
             (_ladder(n // 2) + _ladder(n)[0::2][: n - n // 2] if low == n > 1 else [], f"{n} is a power of two, so the largest power of two <= H is H itself: the slopes are the ladder 2 ** (-8 h / {n}), with no extra heads."),
             (_ladder(n), f"for H = {n}, which is not a power of two, the paper's formula (section 3: the geometric sequence starting at 2 ** (-8 / {n})) gives these, but the authors' code (and BLOOM's), which this question follows, does not: take the slopes of the largest power of two below it ({low} heads) and fill the other {n - low} heads from the ladder of {2 * low} heads."),
             (_ladder(above)[:n], f"you cut the ladder of {above} heads down to {n}; start from the ladder of {low} heads (the largest power of two <= {n}) and add the extra heads from the odd places of the ladder of {2 * low}."),
+            ([1.0] if n == 1 else [], "for a single head (H = 1) the ladder is 2 ** (-8 h / H) with h = 1: one slope, 2 ** -8, not 1."),
             ([2.0 ** (-8.0 * h / n) for h in range(n)], "your first slope is 1 because h starts at 0; h counts from 1, so head 1's slope is 2 ** (-8 / H)."),
             ([2.0**-h for h in range(1, n + 1)], "you used 2 ** -h, the slopes for 8 heads, whatever H; the ratio between neighbouring heads is 2 ** (-8 / H)."),
             (sorted(_ladder(low) + extras, reverse=True), "your slopes are in the wrong order: the paper's code (and BLOOM's) keeps the first heads on the ladder of the largest power of two, and puts the extra heads after them."),
@@ -194,6 +201,8 @@ class CausalBias(Question):
         if torch.equal(masked, future):
             want = _bias(slopes, n)
             if close(got[visible], want[visible]):
+                if not bool(torch.isneginf(value[future]).all()):
+                    return "Close, but your masked entries hold a large negative number, not float('-inf'): -1e9 works in a softmax, but the question asks for float('-inf'), which masks exactly whatever the logits."
                 return None
             mistakes = [
                 (_bias(slopes, n, "flipped"), "your sign is flipped: +m (i - j) rewards keys for being far away. The bias is -m (i - j), a penalty that grows with distance."),

@@ -80,7 +80,13 @@ def _rope_variant(x, positions, base, style, *, pairs=None, table=None, sign=1.0
 
 class ApplyRope(Question):
     name, function, points, notebook = "q1", "apply_rope", 3, NOTEBOOK
-    returns, references = TENSOR, ("posenc_lib.rope_demo.rotate", "posenc_lib.rope.apply_rope")
+    returns = TENSOR
+    references = (
+        "posenc_lib.rope_demo.rotate",
+        "posenc_lib.rope.apply_rope",
+        "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
+        "transformers.models.llama.modeling_llama.rotate_half",
+    )
     title = "Rotate queries with RoPE, in both layouts"
     hints = (
         "Frequencies: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. `positions` is a list: make "

@@ -29,7 +29,7 @@ from ..scaling_demo import (
 from . import FLOAT, INDEX_LIST, TENSOR, Case, Question, as_index_list, as_number, as_tensor
 
 NOTEBOOK = "07_extrapolation.ipynb"
-HAND_MADE = "a hand-made (2, 14, 14) curves, train_len = 6, tol = 0.25"
+HAND_MADE = "a hand-made (2, 16, 14) curves, train_len = 6, tol = 0.25"
 F64 = torch.float64
 
 
@@ -356,6 +356,11 @@ class YarnRampScale(Question):
             (dict(first_pair=1), "your pair indices start at 1; pairs count from 0 (i = 0 .. D/2 - 1)."),
             (dict(fast=32.0, slow=1.0), "you used beta_fast = 32 and beta_slow = 1 instead of the `beta_fast` and `beta_slow` given."),
         ]  # fmt: skip
+        if low == high:  # the step case: the 0.001 moved to the wrong end
+            pairs = torch.arange(d // 2, dtype=F64)  # (D/2,)
+            low_bumped = 1 - ((pairs - (low - 0.001)) / 0.001).clamp(0, 1)  # (D/2,)
+            if _close(ramp, low_bumped):
+                return f"The scale is right, but your ramp is 0 at pair {low}, where low == high: the convention adds 0.001 to high (it does not subtract it from low), so pair {low} keeps 1 and the ramp steps down after it."
         for options, sentence in variants:
             given = {"fast": fast, "slow": slow, **options}
             if _close(ramp, _ramp_variant(d, base, length, **given)):
@@ -502,7 +507,7 @@ def _synthetic_curves(n_heads, d, base, length, n_distances, generator):
 
 
 def _edge_curves():
-    """A hand-made case, L = 6, tol = 0.25, where each usual mistake gives its own list: (2, 14, 14).
+    """A hand-made case, L = 6, tol = 0.25, where each usual mistake gives its own list: (2, 16, 14).
 
     No curve is zero everywhere (the excess is always a defined share). Pair by pair:
     0 swings between the same two values throughout;
@@ -518,10 +523,13 @@ def _edge_curves():
     10 goes past its range by a share of exactly tol, 0.25 (not above tol: not new);
     11 goes 0.15 past its range on both sides (share 0.15 each: not new; their sum, 0.3, would be);
     12 leaves its range only at the last distance, 13, past 2L (share 1/3);
-    13 leaves its range only at distance 2L = 12, not the last one (share 1/3).
+    13 leaves its range only at distance 2L = 12, not the last one (share 1/3);
+    14 goes 0.5 past its seen high of 1, but its largest |value|, 4, lies before L (share 0.125:
+       not new; 0.5 of the largest |value| past L, 1.5, would be 0.33);
+    15 goes past its range by a share of 0.254, just above tol (new; rounded to 0.25 it is not).
     """
     swing = torch.tensor([1.0, -1.0] * 7, dtype=F64)  # (14,)
-    curves = swing.repeat(2, 14, 1)  # (2, 14, 14): every curve starts as the swing of pair 0
+    curves = swing.repeat(2, 16, 1)  # (2, 16, 14): every curve starts as the swing of pair 0
     curves[:, 1] = torch.tensor([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0] + [0.25] * 7)
     curves[:, 2] = torch.tensor([0.5] * 6 + [0.5, 0.0, -0.5, -1.0, -1.5, -2.0, -2.0, -2.0])
     curves[:, 3] = torch.tensor([1.0, -0.2] * 3 + [1.0, -0.9] * 4)
@@ -537,6 +545,8 @@ def _edge_curves():
     curves[:, 11] = torch.tensor([0.85, -0.85] * 3 + [1.0, -1.0] * 4)
     curves[:, 12, 13] = 1.5  # share 0.5 / 1.5
     curves[:, 13, 12] = 1.5
+    curves[:, 14] = torch.tensor([-4.0, 1.0, -1.0, 1.0, -1.0, 1.0] + [1.5, -1.0] * 4)
+    curves[:, 15] = torch.tensor([0.746, -1.0] * 3 + [1.0, -1.0] * 4)  # share 0.254 of size 1
     return curves
 
 
@@ -637,6 +647,8 @@ class NewScorePairs(Question):
             ([int(i) for i in torch.nonzero(mean_share > tol).flatten()], "you averaged the excess over the heads; a pair counts if its excess is above tol in at least one head (.any, or .amax over the heads)."),
             (pairs(outward / size > tol), "you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size. Compare the highs and the lows themselves."),
             (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included."),
+            (pairs(excess / new.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| past L; divide by the largest |value| of the whole curve, the training distances included (a curve's largest value may lie before L)."),
+            (pairs((excess / size).round(decimals=2) > tol), "you rounded the excess before comparing it with tol; an excess of 0.254 is above 0.25: compare the exact share."),
             ([i for i in range(n_pairs) if i not in want], "you returned the pairs that stay inside their training range; the question asks for those that leave it."),
             ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], "you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves)."),
             (new_score_pairs(curves, length - 1, tol), "your training distances stop at L - 2: they are 0 .. L - 1 (curves[..., :L]), so distance L - 1 was seen in training and is not new."),
