@@ -47,9 +47,13 @@ lab: setup
 	@echo "==> Opening JupyterLab on the course (Ctrl-C twice to stop)"
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
 
+# Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
+# needs (a notebook's cells run in one kernel, top to bottom).
+PARALLEL := -n auto --dist loadfile
+
 test: setup lint
 	@echo "==> pytest: library tests, then every notebook under nbval"
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL)
 
 # The checks again on the code paths of other processors, which this machine takes when told: no
 # SIMD at all (as on an unknown CPU), AVX2 only (most laptops, AMD), and MKL's results made the
@@ -72,7 +76,7 @@ PORTABLE_TESTS := notebooks solutions tests --ignore=tests/browser --ignore=test
 test-portable: setup
 	@for setting in $(PORTABLE_SETTINGS); do \
 		echo "==> pytest with $$setting"; \
-		env $$(echo $$setting | tr , ' ') $(BIN)/pytest -q -p no:cacheprovider $(PORTABLE_TESTS) \
+		env $$(echo $$setting | tr , ' ') $(BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(PORTABLE_TESTS) \
 			|| { echo "Failed with $$setting: a checked number depends on the processor."; exit 1; }; \
 	done
 
