@@ -89,6 +89,12 @@ def _slider_value(control, position: float):
 def _move(page, name: str, control, by_mouse: bool) -> tuple[object, str]:
     """Move one control in the page as a person would; returns (the value it should now have, how)."""
     root = page.locator(f".posenc-control-{name}")
+    if isinstance(control, W.SelectionSlider):  # a slider over named stops: one key, one stop
+        values = [value for _, value in control._options_full]
+        right = control.index + 1 < len(values)
+        root.locator(".noUi-handle").focus()
+        page.keyboard.press("ArrowRight" if right else "ArrowLeft")
+        return values[control.index + (1 if right else -1)], "ArrowRight" if right else "ArrowLeft"
     if isinstance(control, SLIDERS):
         position, low, high, step = _slider_scale(control)
         handle = root.locator(".noUi-handle")
@@ -125,8 +131,8 @@ def _move(page, name: str, control, by_mouse: bool) -> tuple[object, str]:
 def _shown(page, name: str, control) -> str:
     """What the control itself shows in the page."""
     root = page.locator(f".posenc-control-{name}")
-    if isinstance(control, SLIDERS):
-        return root.locator(".widget-readout").inner_text().strip()
+    if isinstance(control, (*SLIDERS, W.SelectionSlider)):
+        return " ".join(root.locator(".widget-readout").inner_text().split())
     if isinstance(control, W.Checkbox):
         return "on" if root.locator("input[type=checkbox]").is_checked() else "off"
     if isinstance(control, W.Dropdown):
@@ -139,8 +145,9 @@ def _shown(page, name: str, control) -> str:
 def _shows_value(shown: str, control) -> bool:
     if isinstance(control, W.Checkbox):
         return shown == ("on" if control.value else "off")
-    if isinstance(control, (W.Dropdown, W.ToggleButtons)):
-        return shown == control.label
+    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.SelectionSlider)):
+        label = control._options_labels[control.index]  # .label can lag a value set in Python
+        return shown == " ".join(label.split())
     try:  # a slider's readout is rounded (a log slider shows 3 significant digits)
         return math.isclose(float(shown.replace("\u2212", "-")), control.value, rel_tol=1e-2)
     except ValueError:
