@@ -84,6 +84,8 @@ lint: setup
 	@echo "==> ruff: lint and format"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@echo "==> import-linter: posenc_lib's layers (pyproject.toml, [tool.importlinter])"
+	$(BIN)/lint-imports --no-cache
 
 format: setup
 	$(BIN)/ruff format .
@@ -97,17 +99,17 @@ bench: setup
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup
-	$(BIN)/python -m posenc_lib.authoring exercises
+	$(BIN)/python -m tools.authoring exercises
 
 # Re-execute every lecture and solutions notebook in place, rewrite the exercises, and print the
 # seconds each notebook takes. Commit the result.
 notebooks: setup
-	$(BIN)/python -m posenc_lib.authoring execute
+	$(BIN)/python -m tools.authoring execute
 
 # Chapter 7's experiment: train every position method at L = 64, evaluate at L..8L, fine-tune RoPE
 # at 4L; writes posenc_lib/data/extrapolation/ (checkpoints and results.json). A few minutes.
 experiment: setup
-	$(BIN)/python -m posenc_lib.extrapolation
+	$(BIN)/python -m posenc_lib.models.experiment
 
 # Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
 # served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.
@@ -116,12 +118,12 @@ CHAPTER ?=
 DEMO_PORT ?= 8866
 DEMO_ARGS ?=
 demo: setup
-	@$(BIN)/python -m posenc_lib.demo $(CHAPTER) --port $(DEMO_PORT) $(DEMO_ARGS)
+	@$(BIN)/python -m tools.demo $(CHAPTER) --port $(DEMO_PORT) $(DEMO_ARGS)
 
 # The course as a static website in build/site/ (index.html at the top; publish the folder as it
 # is): every chapter with its committed outputs and figures, exercises and solutions; offline.
 site: setup
-	$(BIN)/python -m posenc_lib.site
+	$(BIN)/python -m tools.site
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

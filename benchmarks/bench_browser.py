@@ -1,6 +1,6 @@
 """Key press -> repainted figure, in a real browser: median and 90th percentile per dashboard, in ms.
 
-Serves every chapter's demo page with Voila (``posenc_lib.demo``), opens each in headless Chromium
+Serves every chapter's demo page with Voila (``tools.demo``), opens each in headless Chromium
 (Debian's ``/usr/bin/chromium``, driven by Playwright) and presses keys on its controls, as a
 teacher does at the projector: arrow keys on a focused slider (right and left in turn), Space on a
 checkbox, the down and up arrows on a dropdown, Enter on a toggle button. After a warm-up, every
@@ -40,9 +40,9 @@ from pathlib import Path
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from posenc_lib.browser import chromium_path, launch_offline
-from posenc_lib.demo import chapters, voila_server, write_demos
-from posenc_lib.widgets import DASHBOARDS
+from posenc_lib.viz.dashboards import DASHBOARDS
+from tools.browser import chromium_path, launch_offline
+from tools.demo import chapters, voila_server, write_demos
 
 WARMUP = 6
 PRESSES = 40

@@ -2,7 +2,7 @@
 
 Grades N copies of a solved submission and N of a broken one (every function raises a TypeError
 or returns the wrong thing) for chapter 1, with 1 and then 2 workers, through the same code path
-as ``python -m posenc_lib.grade``. The first figure includes starting the forkserver (importing
+as ``python -m posenc_lib.grading.cli``. The first figure includes starting the forkserver (importing
 torch once). Targets on the course's reference machine (2 cores): under 2 s per submission with
 one worker, and a class of 100 in under 3 minutes with two.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from posenc_lib.grade import grade_all
+from posenc_lib.grading.cli import grade_all
 
 ROOT = Path(__file__).resolve().parents[1]
 

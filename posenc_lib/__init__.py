@@ -6,7 +6,7 @@ torch tensors and never import a plotting library. Shapes use B batch, H heads, 
 D model or head dims.
 """
 
-from .absolute import (
+from posenc_lib.absolute import (
     LearnedPositionalEmbedding,
     binary_encoding,
     integer_encoding,
@@ -15,11 +15,11 @@ from .absolute import (
     sinusoidal_frequencies,
     sinusoidal_shift_matrix,
 )
-from .alibi import alibi_bias, alibi_slopes
-from .attention import causal_mask, self_attention
-from .relative import RelativePositionBias, t5_relative_position_bucket
-from .report import compare_reports, position_report
-from .rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.alibi import alibi_bias, alibi_slopes
+from posenc_lib.analysis.report import compare_reports, position_report
+from posenc_lib.attention import causal_mask, self_attention
+from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
+from posenc_lib.rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
 
 __all__ = [
     "LearnedPositionalEmbedding",

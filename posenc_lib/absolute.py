@@ -13,15 +13,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 
 def _sizes(n_positions, d_model, dtype, device, names=("n_positions", "d_model")):
     """The checked (T, D) of a table, refused before allocation if absurdly large."""
-    n = check.positive_int(names[0], n_positions)
-    d = check.positive_int(names[1], d_model)
-    check.table_dtype(dtype, device)
-    check.table_size(f"a ({n}, {d}) position table", n, d)
+    n = validate.positive_int(names[0], n_positions)
+    d = validate.positive_int(names[1], d_model)
+    validate.table_dtype(dtype, device)
+    validate.table_size(f"a ({n}, {d}) position table", n, d)
     return n, d
 
 
@@ -82,9 +82,9 @@ def sinusoidal_frequencies(d_model, base=10000.0, *, dtype=torch.float64, device
     progression from 2*pi to 10000 * 2*pi". With i < D/2 the longest is in fact
     2*pi * base ** ((D - 2) / D), just short of 2*pi * base. Returns (D/2,).
     """
-    d = check.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
-    b = check.positive_float("base", base, minimum=1.0)
-    check.table_dtype(dtype, device)
+    d = validate.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
+    b = validate.positive_float("base", base, minimum=1.0)
+    validate.table_dtype(dtype, device)
     i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (D/2,)
     return (b ** (-i / d)).to(dtype)
 
@@ -116,9 +116,9 @@ def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float3
     For a table with rows PE[t], use ``PE[t] @ M_k.T``. ``offset`` may be negative or fractional.
     Returns (D, D).
     """
-    offset = check.real_number("offset (a number of positions)", offset)
-    check.table_dtype(dtype, device)
-    check.table_size("the shift matrix", check.positive_int("d_model", d_model), d_model)
+    offset = validate.real_number("offset (a number of positions)", offset)
+    validate.table_dtype(dtype, device)
+    validate.table_size("the shift matrix", validate.positive_int("d_model", d_model), d_model)
     omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
     c, s = (offset * omega).cos(), (offset * omega).sin()  # (D/2,) each
     blocks = torch.stack((torch.stack((c, s), -1), torch.stack((-s, c), -1)), -2)  # (D/2, 2, 2)
@@ -146,12 +146,12 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, positions) -> torch.Tensor:
         if not isinstance(positions, torch.Tensor):
             label = "positions (a sequence length, or a tensor of positions)"
-            n = check.positive_int(label, positions)
+            n = validate.positive_int(label, positions)
             if n > self.max_len:  # before arange: a huge n never allocates
                 first_missing = f"a sequence of {n} tokens needs positions 0..{n - 1}, and position"
                 raise self._past_the_end(f"{first_missing} {self.max_len}")
             positions = torch.arange(n, device=self.weight.device)  # (T,)
-        check.integer_tensor("positions", positions)
+        validate.integer_tensor("positions", positions)
         positions = positions.long()  # a uint8 tensor would index as a mask
         if positions.numel() and int(positions.min()) < 0:
             raise ValueError(f"positions must be >= 0, got {int(positions.min())}.")

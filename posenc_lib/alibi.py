@@ -13,11 +13,11 @@ import math
 
 import torch
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 
 def _checked_heads(num_heads) -> int:
-    return check.positive_int(
+    return validate.positive_int(
         "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
     )
 
@@ -39,7 +39,7 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor
     Returns (H,).
     """
     n = _checked_heads(num_heads)
-    check.table_dtype(dtype, device)
+    validate.table_dtype(dtype, device)
     low = 2 ** int(math.floor(math.log2(n)))  # largest power of two <= H
     slopes = _geometric_slopes(low) + _geometric_slopes(2 * low)[0::2][: n - low]
     return torch.tensor(slopes, dtype=torch.float64, device=device).to(dtype)  # (H,)
@@ -56,16 +56,16 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
     counted from 1; here they count from 0, so query i sees [-i, ..., -1, 0].
     Returns (H, T_q, T_k).
     """
-    q = check.positive_int("q_len", q_len)
-    k = q if k_len is None else check.positive_int("k_len", k_len)
+    q = validate.positive_int("q_len", q_len)
+    k = q if k_len is None else validate.positive_int("k_len", k_len)
     if k < q:
         raise ValueError(
             f"k_len={k} is shorter than q_len={q}; the queries are the last q_len of the k_len "
             "positions, so k_len must be at least q_len."
         )
-    check.boolean("causal", causal)
+    validate.boolean("causal", causal)
     heads = _checked_heads(num_heads)
-    check.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
+    validate.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
     slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
     query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)
     key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)

@@ -14,26 +14,26 @@ import math
 
 import torch
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 
 def causal_mask(n_positions, *, device=None) -> torch.Tensor:
     """True where key j lies after query i (j > i): the entries a causal model must not see. (T, T)."""
-    n = check.positive_int("n_positions", n_positions)
-    check.table_size("the causal mask", n, n)
+    n = validate.positive_int("n_positions", n_positions)
+    validate.table_size("the causal mask", n, n)
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
 def _check_inputs(x, projections, bias, causal) -> None:
     """Shapes and dtypes of self_attention's inputs, each mistake named in a sentence."""
-    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
+    validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
     n_pos, d_in = x.shape[-2], x.shape[-1]
     if n_pos == 0 or d_in == 0:
         raise ValueError(
             f"x needs at least one position and one feature, got shape {tuple(x.shape)}."
         )
     for name, w in projections:
-        check.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
+        validate.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
         if w.shape[0] != d_in or w.shape[1] == 0:
             raise ValueError(
                 f"{name} has shape {tuple(w.shape)}, but x has D={d_in} features per position; "
@@ -48,7 +48,7 @@ def _check_inputs(x, projections, bias, causal) -> None:
             "a query and a key must have the same size to take their dot product."
         )
     if bias is not None:
-        check.float_tensor("bias", bias, 2, 3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)")
+        validate.float_tensor("bias", bias, 2, 3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)")
         if tuple(bias.shape[-2:]) != (n_pos, n_pos):
             raise ValueError(
                 f"bias has shape {tuple(bias.shape)}, but x has T={n_pos} positions; the bias must "
@@ -56,7 +56,7 @@ def _check_inputs(x, projections, bias, causal) -> None:
             )
         if bias.dtype != x.dtype:
             raise ValueError(f"bias is {bias.dtype} but x is {x.dtype}; give them the same dtype.")
-    check.boolean("causal", causal)
+    validate.boolean("causal", causal)
 
 
 def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):

@@ -17,12 +17,12 @@ import math
 import torch
 from torch import nn
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 
 def _bucket_args(num_buckets, max_distance, bidirectional):
-    n = check.positive_int("num_buckets", num_buckets)
-    check.boolean("bidirectional", bidirectional)
+    n = validate.positive_int("num_buckets", num_buckets)
+    validate.boolean("bidirectional", bidirectional)
     per_side = n // 2 if bidirectional else n
     exact = per_side // 2
     if exact < 1:
@@ -31,7 +31,7 @@ def _bucket_args(num_buckets, max_distance, bidirectional):
             f"num_buckets={n} is too small: with bidirectional={bidirectional} at least {need} "
             "buckets are needed, so that each direction has an exact bucket and a far bucket."
         )
-    dist = check.positive_int("max_distance", max_distance)
+    dist = validate.positive_int("max_distance", max_distance)
     if dist <= exact:
         raise ValueError(
             f"max_distance={dist} must be larger than the {exact} offsets that get exact buckets "
@@ -60,10 +60,12 @@ def t5_relative_position_bucket(
         except (TypeError, RuntimeError, ValueError, OverflowError):
             raise ValueError(
                 "relative_position must be an int, a list of ints or an integer tensor of offsets "
-                f"(key position - query position), got {check.show(relative_position)}."
+                f"(key position - query position), got {validate.show(relative_position)}."
             ) from None
-    check.integer_tensor("relative_position", relative_position, "whole-number offsets")
-    rel = relative_position.long().clamp(-check.MAX_SIZE, check.MAX_SIZE)  # far is far: no overflow
+    validate.integer_tensor("relative_position", relative_position, "whole-number offsets")
+    rel = relative_position.long().clamp(
+        -validate.MAX_SIZE, validate.MAX_SIZE
+    )  # far is far: no overflow
     if bidirectional:
         side = (rel > 0).long() * per_side  # keys after the query use the upper half
         distance = rel.abs()
@@ -91,7 +93,7 @@ class RelativePositionBias(nn.Module):
     def __init__(self, num_heads, num_buckets=32, max_distance=128, bidirectional=True):
         super().__init__()
         _bucket_args(num_buckets, max_distance, bidirectional)
-        self.num_heads = check.positive_int("num_heads", num_heads)
+        self.num_heads = validate.positive_int("num_heads", num_heads)
         self.num_buckets, self.max_distance = num_buckets, max_distance
         self.bidirectional = bidirectional
         self.bias = nn.Embedding(num_buckets, self.num_heads)
@@ -99,11 +101,11 @@ class RelativePositionBias(nn.Module):
 
     def buckets(self, q_len, k_len, query_offset=0) -> torch.Tensor:
         """Bucket ids (q_len, k_len) for every (query, key) pair."""
-        q = check.positive_int("q_len", q_len)
-        k = check.positive_int("k_len", k_len)
-        check.table_size(f"a ({self.num_heads}, {q}, {k}) bias", self.num_heads, q, k)
+        q = validate.positive_int("q_len", q_len)
+        k = validate.positive_int("k_len", k_len)
+        validate.table_size(f"a ({self.num_heads}, {q}, {k}) bias", self.num_heads, q, k)
         device = self.bias.weight.device
-        offset = check.whole_int("query_offset", query_offset)
+        offset = validate.whole_int("query_offset", query_offset)
         query_pos = torch.arange(q, device=device)[:, None] + offset  # (T_q, 1)
         key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)
         return t5_relative_position_bucket(

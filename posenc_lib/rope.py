@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import torch
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 STYLES = ("half", "interleaved")
 
@@ -70,9 +70,9 @@ def dynamic_ntk_stretch(seq_len, factor, original) -> float:
     s = max(T, L) / L, the stretch of the YaRN paper's dynamic scaling (section 3.3). The one home
     of this formula: ``_dynamic`` and the chapters call it.
     """
-    f = check.positive_float("factor", factor, 1.0, inclusive=True)
-    length = check.positive_int("original (the trained length L)", original)
-    t = length if seq_len is None else max(check.positive_int("seq_len", seq_len), length)
+    f = validate.positive_float("factor", factor, 1.0, inclusive=True)
+    length = validate.positive_int("original (the trained length L)", original)
+    t = length if seq_len is None else max(validate.positive_int("seq_len", seq_len), length)
     return f * t / length - (f - 1)
 
 
@@ -180,9 +180,11 @@ def _checked_scaling(scaling) -> tuple[str, dict]:
     if not isinstance(scaling, dict):
         raise ValueError(
             f"scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, "
-            f"got {check.show(scaling)}."
+            f"got {validate.show(scaling)}."
         )
-    rope_type = check.choice("scaling['rope_type']", scaling.get("rope_type"), tuple(ROPE_SCALING))
+    rope_type = validate.choice(
+        "scaling['rope_type']", scaling.get("rope_type"), tuple(ROPE_SCALING)
+    )
     _, required, optional = ROPE_SCALING[rope_type]
     given = set(scaling) - {"rope_type"}
     if missing := sorted(required - given):
@@ -196,13 +198,13 @@ def _checked_scaling(scaling) -> tuple[str, dict]:
     for key in given:
         label, value = f"scaling[{key!r}]", scaling[key]
         if key == "factor":
-            params[key] = check.positive_float(label, value, 1.0, inclusive=True)
+            params[key] = validate.positive_float(label, value, 1.0, inclusive=True)
         elif key == "original_max_position_embeddings":
-            params[key] = check.positive_int(label, value)
+            params[key] = validate.positive_int(label, value)
         elif key == "truncate":
-            params[key] = check.boolean(label, value)
+            params[key] = validate.boolean(label, value)
         else:  # frequency factors, betas, attention factor, mscales: positive numbers
-            params[key] = check.positive_float(label, value)
+            params[key] = validate.positive_float(label, value)
     if rope_type == "llama3" and not params["low_freq_factor"] < params["high_freq_factor"]:
         raise ValueError(
             "llama3 scaling needs low_freq_factor < high_freq_factor, got "
@@ -231,11 +233,11 @@ def rope_inv_freq(
     equal transformers' (``ROPE_INIT_FUNCTIONS``) for the same parameters.
     Returns (inv_freq (D/2,), attention_scaling float).
     """
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    b = check.positive_float("base", base, minimum=1.0)
-    check.table_dtype(dtype, device)
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    b = validate.positive_float("base", base, minimum=1.0)
+    validate.table_dtype(dtype, device)
     if seq_len is not None:
-        seq_len = check.positive_int("seq_len", seq_len)
+        seq_len = validate.positive_int("seq_len", seq_len)
     rope_type, params = _checked_scaling(scaling)
     if rope_type in ("ntk", "dynamic") and d < 4:
         raise ValueError(
@@ -263,22 +265,24 @@ def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
     [theta_0, theta_0, theta_1, theta_1, ...].
     Returns (cos, sin), each (..., T, D), already multiplied by attention_scaling.
     """
-    check.float_tensor("inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+    validate.float_tensor(
+        "inv_freq", inv_freq, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)"
+    )
     if inv_freq.numel() == 0:
         raise ValueError(
             "inv_freq is empty; it needs one frequency per pair of dims (head_dim // 2)."
         )
-    check.choice("style", style, STYLES)
-    scale = check.positive_float("attention_scaling", attention_scaling)
+    validate.choice("style", style, STYLES)
+    scale = validate.positive_float("attention_scaling", attention_scaling)
     if not isinstance(positions, torch.Tensor):
         label = "positions (a sequence length, or a tensor of positions)"
-        positions = torch.arange(check.positive_int(label, positions), device=inv_freq.device)
-    check.tensor("positions", positions, min_rank=1, shape_hint="(..., T)")
+        positions = torch.arange(validate.positive_int(label, positions), device=inv_freq.device)
+    validate.tensor("positions", positions, min_rank=1, shape_hint="(..., T)")
     if positions.dtype == torch.bool or positions.dtype.is_complex:
         raise ValueError(f"positions must be real numbers, got dtype {positions.dtype}.")
     if positions.dtype.is_floating_point and not bool(torch.isfinite(positions).all()):
         raise ValueError("positions must be finite; got NaN or infinity among them.")
-    check.table_size("the cos and sin tables", positions.numel(), 2 * inv_freq.numel())
+    validate.table_size("the cos and sin tables", positions.numel(), 2 * inv_freq.numel())
     # Half-precision angles lose whole radians past a few hundred positions: compute in >= float32.
     work = torch.promote_types(inv_freq.dtype, torch.float32)
     angles = positions[..., None].to(work) * inv_freq.to(work)  # (..., T, D/2)
@@ -336,15 +340,15 @@ class _Rotation(torch.autograd.Function):
 
 def _check_rope_inputs(x, cos, sin, style) -> None:
     """apply_rope's input, each mistake named in a sentence."""
-    check.choice("style", style, STYLES)
-    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    check.float_tensor("cos", cos, min_rank=2, shape_hint="(T, head_dim)")
-    check.float_tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
+    validate.choice("style", style, STYLES)
+    validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    validate.float_tensor("cos", cos, min_rank=2, shape_hint="(T, head_dim)")
+    validate.float_tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
     if cos.shape != sin.shape:
         raise ValueError(
             f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}."
         )
-    check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
     if cos.shape[-2:] != x.shape[-2:]:
         raise ValueError(
             f"cos and sin have shape {tuple(cos.shape)} but x has shape {tuple(x.shape)}; their "

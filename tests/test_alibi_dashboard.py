@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from posenc_lib.widgets import alibi_dashboard
+from posenc_lib.viz.dashboards import alibi_dashboard
 
 
 @pytest.fixture

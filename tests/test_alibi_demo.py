@@ -12,7 +12,7 @@ from transformers.models.bloom.modeling_bloom import build_alibi_tensor
 from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
 
 from posenc_lib import alibi_bias, alibi_slopes
-from posenc_lib.alibi_demo import (
+from posenc_lib.analysis.ch05_alibi import (
     CONVENTIONS,
     MAX_VIEW_POSITIONS,
     alibi_view,

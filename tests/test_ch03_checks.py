@@ -9,9 +9,9 @@ import torch
 from chapter_checks import standard_tests
 from conftest import answer_functions
 
+from posenc_lib.analysis.ch03_sinusoid import confusion
 from posenc_lib.checks import FAIL, PASS, Case
 from posenc_lib.checks.ch03 import QUESTIONS, q1, q2, q3, q4
-from posenc_lib.sinusoid import confusion
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "03_sinusoidal.ipynb")

@@ -201,7 +201,7 @@ globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
 def test_the_library_agrees_with_the_worked_solutions(question):
     # The check's reference is the library; the solutions notebook is written without it.
-    from posenc_lib import rope_demo
+    from posenc_lib.analysis import ch06_rope as rope_demo
 
     for case in question.cases(3):
         got = SOLUTIONS[question.function](*case.args)

@@ -10,9 +10,9 @@ import torch
 from chapter_checks import standard_tests
 from conftest import answer_functions
 
+from posenc_lib.analysis.ch07_scaling import yarn_ramp
 from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch07 import QUESTIONS, q1, q2, q3, q4
-from posenc_lib.scaling_demo import yarn_ramp
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")

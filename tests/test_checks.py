@@ -570,7 +570,9 @@ def test_an_answer_that_swallows_the_time_limit_and_returns_is_still_too_slow():
 
 
 def test_every_library_function_is_off_for_the_answer_but_not_for_the_library():
-    from posenc_lib import rope, rope_demo, sinusoid
+    from posenc_lib import rope
+    from posenc_lib.analysis import ch03_sinusoid as sinusoid
+    from posenc_lib.analysis import ch06_rope as rope_demo
     from posenc_lib.checks import ch01
 
     x = torch.randn(3, 4, dtype=torch.float64)

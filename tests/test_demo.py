@@ -10,20 +10,18 @@ import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
-from posenc_lib import plotting
-from posenc_lib.demo import (
-    AREA_SCALE,
-    FONT_SCALE,
+from posenc_lib.viz import figures as plotting
+from posenc_lib.viz.dashboards import DASHBOARDS, sinusoid_dashboard
+from posenc_lib.viz.figures import AREA_SCALE, FONT_SCALE, projector_style
+from tools.demo import (
     chapter_key,
     chapters,
     demo_notebook,
     page_title,
-    projector_style,
     voila_command,
     voila_server,
     write_demos,
 )
-from posenc_lib.widgets import DASHBOARDS, sinusoid_dashboard
 
 KEYS = ["start", "01", "02", "03", "04", "05", "06", "07"]
 

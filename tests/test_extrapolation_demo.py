@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from posenc_lib import extrapolation_demo as xd
+from posenc_lib.analysis import ch07_extrapolation as xd
+from posenc_lib.models.tinylm import LMConfig, TinyLM
 from posenc_lib.rope import apply_rope, rope_cos_sin, rope_inv_freq
-from posenc_lib.tinylm import LMConfig, TinyLM
 
 SMALL = dict(d_model=32, n_heads=2, n_layers=2, d_ff=64, max_len=16)
 TOKENS = torch.randint(0, 51, (512,), generator=torch.Generator().manual_seed(0))
@@ -109,7 +109,7 @@ def test_position_cost_grows_with_length_only_for_biases():
 
 
 def test_window_losses_keep_each_window_and_average_to_position_losses():
-    from posenc_lib.extrapolation import position_losses
+    from posenc_lib.models.experiment import position_losses
 
     model = _model("none")
     per_window = xd.window_losses(model, TOKENS, 16, 8)  # (8, 16)

@@ -3,9 +3,10 @@ checkpoints reproduce the committed perplexities: the chapter's numbers come fro
 
 import pytest
 
-from posenc_lib import corpus
-from posenc_lib.extrapolation import DATA, SETTINGS, L, load_model, load_results, perplexity
-from posenc_lib.tinylm import POSITIONS
+from posenc_lib.models import corpus
+from posenc_lib.models.experiment import DATA, SETTINGS, L, load_model, perplexity
+from posenc_lib.models.results import load_results
+from posenc_lib.models.tinylm import POSITIONS
 
 RESULTS = load_results()
 PPL = {name: entry["ppl"] for name, entry in RESULTS["methods"].items()}

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from posenc_lib.checks.ch01 import q1
-from posenc_lib.grade import Grader, chapters, grade_all, main, read_submission, write_sheet
+from posenc_lib.grading.cli import Grader, chapters, grade_all, main, read_submission, write_sheet
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "01_order_blindness.ipynb"
@@ -111,7 +111,7 @@ def _attacks(sheet: Path, canary: Path):
         ),
         "redefine the grading modules": (
             _with(
-                first="import posenc_lib.checks as c\nimport posenc_lib.grade as g\n"
+                first="import posenc_lib.checks as c\nimport posenc_lib.grading.cli as g\n"
                 "c.Question.judge = lambda self, cases, outcomes: None\ng.Grader = None\n"
                 "import posenc_lib.checks.run as r\n"
                 "r.call = lambda fn, args, timeout=None: r.Outcome('returned', None)",
@@ -502,7 +502,7 @@ def test_the_child_cannot_see_the_parents_environment(tmp_path):
 
 
 def test_submissions_from_several_folders_keep_their_folder_in_the_name(tmp_path):
-    from posenc_lib.grade import submissions
+    from posenc_lib.grading.cli import submissions
 
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
@@ -524,7 +524,7 @@ def test_what_a_submission_prints_reaches_nobody(tmp_path):
         encoding="utf-8",
     )  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-m", "posenc_lib.grade", str(path), "--out", str(tmp_path / "g.csv")],
+        [sys.executable, "-m", "posenc_lib.grading.cli", str(path), "--out", str(tmp_path / "g.csv")],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from posenc_lib import sinusoidal_encoding
-from posenc_lib.learned_table import (
+from posenc_lib.analysis.ch03_sinusoid import dot_by_offset
+from posenc_lib.analysis.learned_table import (
     PCA,
     component_pairs,
     cosine_at_offset,
@@ -21,7 +22,6 @@ from posenc_lib.learned_table import (
     smoothed_noise,
     without_components,
 )
-from posenc_lib.sinusoid import dot_by_offset
 
 
 def _rotations(periods, amplitudes, n_pos=512, dim=64, noise=0.0, seed=0):
@@ -193,7 +193,7 @@ def test_bad_input_gets_a_sentence(call, message):
 
 @pytest.fixture(scope="module")
 def minilm_table():
-    from posenc_lib.minilm import position_weight
+    from posenc_lib.models.minilm import position_weight
 
     return position_weight()  # (512, 384)
 

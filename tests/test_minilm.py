@@ -1,4 +1,4 @@
-"""The real model (posenc_lib.minilm): loads offline from the installed package, once; agrees with
+"""The real model (posenc_lib.models.minilm): loads offline from the installed package, once; agrees with
 sentence-transformers; goes blind to order when its position table is zeroed; refuses bad input."""
 
 import os
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from posenc_lib import minilm as mini
-from posenc_lib.toy import permutation_matrix
+from posenc_lib.analysis.ch01_order import permutation_matrix
+from posenc_lib.models import minilm as mini
 
 # Pairs where the order of the same words changes the meaning (chapter 1's examples).
 PAIRS = [
@@ -59,7 +59,7 @@ def test_loader_works_offline_in_a_fresh_process_and_writes_no_cache(tmp_path):
         socket.socket.connect = socket.socket.connect_ex = refuse
         socket.create_connection = socket.getaddrinfo = refuse
 
-        from posenc_lib.minilm import embed, load_minilm
+        from posenc_lib.models.minilm import embed, load_minilm
 
         minilm = load_minilm()
         v = embed(["dog bites man", "man bites dog"])  # (2, 384)
@@ -299,7 +299,7 @@ def test_reordering_matches_repeated_tokens_first_to_first():
 def test_attention_grid_draws_one_labelled_panel_per_map_and_refuses_mismatched_labels():
     import matplotlib.pyplot as plt
 
-    from posenc_lib.plotting import attention_grid
+    from posenc_lib.viz.figures import attention_grid
 
     maps = torch.softmax(torch.randn(2, 2, 3, 3, generator=torch.Generator().manual_seed(0)), -1)
     tokens = [["a", "b", "c"], ["c", "b", "a"]]

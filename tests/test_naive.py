@@ -15,7 +15,7 @@ from posenc_lib import (
     normalized_encoding,
     sinusoidal_encoding,
 )
-from posenc_lib.naive import (
+from posenc_lib.analysis.ch02_naive import (
     TABLES,
     flip_period,
     flip_rate,
@@ -25,7 +25,7 @@ from posenc_lib.naive import (
     table_view,
     unevenness,
 )
-from posenc_lib.report import neighbour_distances as report_neighbour_distances
+from posenc_lib.analysis.report import neighbour_distances as report_neighbour_distances
 
 
 def _trailing_ones(t: int) -> int:

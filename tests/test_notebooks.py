@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc_lib.authoring import (
+from tools.authoring import (
     BEGIN,
     END,
     NBVAL_MARK,

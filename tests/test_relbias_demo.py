@@ -16,7 +16,7 @@ from transformers.models.t5.modeling_t5 import T5Attention
 from transformers.models.xlnet.modeling_xlnet import XLNetModel, XLNetRelativeAttention
 
 from posenc_lib import RelativePositionBias, sinusoidal_encoding
-from posenc_lib.relbias_demo import (
+from posenc_lib.analysis.ch04_relative import (
     RELATIVE,
     SCORERS,
     absolute_terms,
@@ -256,7 +256,7 @@ def test_bad_input_gets_a_sentence(call, message):
 
 
 def test_bucket_dashboard_reads_out_the_last_bucket_and_the_dead_one():
-    from posenc_lib.widgets import bucket_dashboard
+    from posenc_lib.viz.dashboards import bucket_dashboard
 
     dashboard = bucket_dashboard()
     assert "starts at distance <b>91</b>" in dashboard.readout.value

@@ -14,7 +14,7 @@ from posenc_lib import (
     normalized_encoding,
     sinusoidal_encoding,
 )
-from posenc_lib.report import (
+from posenc_lib.analysis.report import (
     Comparison,
     compare_reports,
     dots_at_offset,

@@ -13,8 +13,9 @@ from transformers import LlamaConfig
 from transformers.core_model_loading import PermuteForRope
 from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb as neox_rotary
 
-from posenc_lib import apply_rope, rope_cos_sin, rope_demo, rope_inv_freq, sinusoidal_encoding
-from posenc_lib.widgets import DASHBOARDS, rope_dashboard
+from posenc_lib import apply_rope, rope_cos_sin, rope_inv_freq, sinusoidal_encoding
+from posenc_lib.analysis import ch06_rope as rope_demo
+from posenc_lib.viz.dashboards import DASHBOARDS, rope_dashboard
 
 F64 = torch.float64
 STYLES = ("half", "interleaved")

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from transformers import LlamaConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
-from posenc_lib import scaling_demo as sd
-from posenc_lib.extrapolation import load_results
+from posenc_lib.analysis import ch07_scaling as sd
+from posenc_lib.models.results import load_results
 from posenc_lib.rope import rope_inv_freq
 
 

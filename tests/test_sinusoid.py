@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from torch.testing import assert_close
 
 from posenc_lib import sinusoidal_encoding, sinusoidal_shift_matrix
-from posenc_lib.sinusoid import (
+from posenc_lib.analysis.ch03_sinusoid import (
     best_linear_shift,
     confusion,
     direction_gap,

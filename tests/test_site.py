@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from posenc_lib.site import (
+from tools.site import (
     ROOT,
     WIDGET_VIEW,
     build_site,

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from posenc_lib import corpus
-from posenc_lib.extrapolation import evaluate, perplexity, run
-from posenc_lib.tinylm import POSITIONS, LMConfig, TinyLM
+from posenc_lib.models import corpus
+from posenc_lib.models.experiment import evaluate, perplexity, run
+from posenc_lib.models.tinylm import POSITIONS, LMConfig, TinyLM
 
 SMALL = dict(d_model=32, n_heads=2, n_layers=2, d_ff=64, max_len=16)
 
@@ -184,7 +184,7 @@ def test_a_model_that_knows_nothing_has_the_vocabulary_as_perplexity():
 
 
 def test_the_experiment_evaluates_at_l_to_8l_and_fine_tunes_at_4l(tmp_path, monkeypatch):
-    import posenc_lib.extrapolation as ex
+    import posenc_lib.models.experiment as ex
 
     seen = []
     real_train = ex.train

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posenc_lib import self_attention
-from posenc_lib.toy import (
+from posenc_lib.analysis.ch01_order import (
     checked_order,
     permutation_matrix,
     reorder_experiment,

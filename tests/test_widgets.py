@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from posenc_lib.widgets import DASHBOARDS, order_dashboard, wave_dashboard
+from posenc_lib.viz.dashboards import DASHBOARDS, order_dashboard, wave_dashboard
 
 
 @pytest.fixture(params=sorted(DASHBOARDS))
@@ -137,7 +137,7 @@ def test_a_setting_the_math_refuses_is_explained_in_the_readout():
 
 
 def test_table_dashboard_reads_out_the_binary_steps_and_clamps_the_position():
-    from posenc_lib.widgets import table_dashboard
+    from posenc_lib.viz.dashboards import table_dashboard
 
     dashboard = table_dashboard()
     dashboard.set(name="binary", n_positions=64, position=31)
@@ -155,7 +155,7 @@ def test_table_dashboard_reads_out_the_binary_steps_and_clamps_the_position():
 
 
 def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
-    from posenc_lib.widgets import sinusoid_dashboard
+    from posenc_lib.viz.dashboards import sinusoid_dashboard
 
     dashboard = sinusoid_dashboard()
     assert "47,117" in dashboard.readout.value and "none confused" in dashboard.readout.value
@@ -190,7 +190,7 @@ def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
 
 
 def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_apply():
-    from posenc_lib.widgets import scaling_dashboard
+    from posenc_lib.viz.dashboards import scaling_dashboard
 
     dashboard = scaling_dashboard()
     readout = dashboard.readout.value
@@ -227,7 +227,7 @@ def test_compact_png_keeps_the_picture_in_fewer_bytes():
     import numpy as np
     from PIL import Image
 
-    from posenc_lib import plotting
+    from posenc_lib.viz import figures as plotting
 
     fig = plotting.new_figure(4, 2)
     ax = fig.subplots()

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .run import (
+from posenc_lib.checks.run import (
     CHANGED_INPUT,
     NOT_ATTEMPTED,
     RAISED,

@@ -13,9 +13,19 @@ import math
 
 import torch
 
-from ..attention import self_attention
-from ..toy import permutation_matrix, slot_vectors
-from . import FLOAT, INDEX_LIST, TENSOR, Case, Question, as_index_list, as_number, as_tensor, close
+from posenc_lib.analysis.ch01_order import permutation_matrix, slot_vectors
+from posenc_lib.attention import self_attention
+from posenc_lib.checks import (
+    FLOAT,
+    INDEX_LIST,
+    TENSOR,
+    Case,
+    Question,
+    as_index_list,
+    as_number,
+    as_tensor,
+    close,
+)
 
 NOTEBOOK = "01_order_blindness.ipynb"
 
@@ -139,7 +149,7 @@ class Attention(Question):
 
 class Permutation(Question):
     name, function, points, notebook = "q2", "permutation_matrix", 2, NOTEBOOK
-    returns, references = TENSOR, ("posenc_lib.toy.permutation_matrix",)
+    returns, references = TENSOR, ("posenc_lib.analysis.ch01_order.permutation_matrix",)
     title = "Build the permutation matrix P"
     hints = (
         "P is a T x T matrix of zeros and ones with exactly one 1 in every row and every column.",
@@ -271,7 +281,10 @@ class EquivarianceGap(Question):
 class AddPositions(Question):
     name, function, points, notebook = "q4", "add_positions", 3, NOTEBOOK
     returns = TENSOR
-    references = ("posenc_lib.toy.slot_vectors", "posenc_lib.absolute.sinusoidal_encoding")
+    references = (
+        "posenc_lib.analysis.ch01_order.slot_vectors",
+        "posenc_lib.absolute.sinusoidal_encoding",
+    )
     title = "Break the symmetry with a position signal"
     hints = (
         "Return x plus a (T, D) tensor whose row t depends only on t (and D), never on x's values.",

@@ -17,8 +17,21 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import absolute, learned_table, naive
-from . import FLOAT, INT, TENSOR, Case, Question, TooMany, as_int, as_number, as_tensor, close
+from posenc_lib import absolute
+from posenc_lib.analysis import ch02_naive as naive
+from posenc_lib.analysis import learned_table
+from posenc_lib.checks import (
+    FLOAT,
+    INT,
+    TENSOR,
+    Case,
+    Question,
+    TooMany,
+    as_int,
+    as_number,
+    as_tensor,
+    close,
+)
 
 NOTEBOOK = "02_naive_encodings.ipynb"
 
@@ -200,7 +213,10 @@ def _explains(wrong_on_earlier: list[float], right_on_earlier: list[float]) -> b
 class Unevenness(Question):
     name, function, points, notebook = "q2", "neighbour_unevenness", 3, NOTEBOOK
     returns = FLOAT
-    references = ("posenc_lib.naive.unevenness", "posenc_lib.naive.neighbour_distances")
+    references = (
+        "posenc_lib.analysis.ch02_naive.unevenness",
+        "posenc_lib.analysis.ch02_naive.neighbour_distances",
+    )
     title = "Measure how uneven the neighbour steps are"
     hints = (
         "The step from position t to t + 1 is the Euclidean length of the difference of two "
@@ -582,8 +598,8 @@ class FirstOffsetBelow(Question):
     name, function, points, notebook = "q4", "first_offset_below", 3, NOTEBOOK
     returns = INT
     references = (
-        "posenc_lib.learned_table.first_offset_below",
-        "posenc_lib.learned_table.cosine_by_offset",
+        "posenc_lib.analysis.learned_table.first_offset_below",
+        "posenc_lib.analysis.learned_table.cosine_by_offset",
     )
     slow_hint = (
         "MiniLM's table has about 130,000 pairs (t, t + k); one matrix product gives all their "
@@ -611,7 +627,7 @@ class FirstOffsetBelow(Question):
         return list(_DRAWN[seed])
 
     def _draw(self, seed):
-        from .. import minilm  # the real table, read from the installed package (once per process)
+        from posenc_lib.models import minilm  # the real table, from the installed package (once)
 
         generator = _generator(seed, 4)
         if seed == 0:

@@ -16,9 +16,9 @@ import numbers
 
 import torch
 
-from ..absolute import sinusoidal_encoding, sinusoidal_shift_matrix
-from ..sinusoid import confusion, direction_gap, to_concatenated
-from . import FLOAT, TENSOR, Case, Question, as_number, as_tensor, close
+from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_shift_matrix
+from posenc_lib.analysis.ch03_sinusoid import confusion, direction_gap, to_concatenated
+from posenc_lib.checks import FLOAT, TENSOR, Case, Question, as_number, as_tensor, close
 
 # Results of slow case-building steps, by function and arguments. A module-level dict, not
 # functools.lru_cache: the harness empties the checks' module-level containers while an answer
@@ -72,7 +72,7 @@ class SinusoidalTable(Question):
     returns = TENSOR
     references = (
         "posenc_lib.absolute.sinusoidal_encoding",
-        "posenc_lib.sinusoid.tensor2tensor_encoding",
+        "posenc_lib.analysis.ch03_sinusoid.tensor2tensor_encoding",
         "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
     )
     title = "Build the sinusoidal table"
@@ -332,7 +332,7 @@ _WRAPS = (
 
 class DirectionGap(Question):
     name, function, points, notebook = "q3", "direction_gap", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.sinusoid.direction_gap",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.direction_gap",)
     title = "Measure whether a position table has a direction"
     hints = (
         "G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>.",
@@ -523,7 +523,7 @@ def _first(candidates, test):
 
 class SmallestBase(Question):
     name, function, points, notebook = "q4", "smallest_base", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.sinusoid.smallest_unambiguous_base",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.smallest_unambiguous_base",)
     title = "Find the smallest base that keeps every position unambiguous"
     timeout = 15.0  # a correct answer that builds a table per candidate needs a few seconds
     hints = (

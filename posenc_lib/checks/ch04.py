@@ -15,9 +15,19 @@ import math
 
 import torch
 
-from ..relative import t5_relative_position_bucket
-from ..relbias_demo import diagonal_spread, offset_matrix, shaw_logits
-from . import FLOAT, INT_TENSOR, TENSOR, Case, Question, TooMany, as_number, as_tensor, close
+from posenc_lib.analysis.ch04_relative import diagonal_spread, offset_matrix, shaw_logits
+from posenc_lib.checks import (
+    FLOAT,
+    INT_TENSOR,
+    TENSOR,
+    Case,
+    Question,
+    TooMany,
+    as_number,
+    as_tensor,
+    close,
+)
+from posenc_lib.relative import t5_relative_position_bucket
 
 NOTEBOOK = "04_relative_bias.ipynb"
 F64 = torch.float64
@@ -70,7 +80,7 @@ def _toeplitz(n_q: int, n_k: int, generator) -> torch.Tensor:
 
 class DiagonalSpread(Question):
     name, function, points, notebook = "q1", "diagonal_spread", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.relbias_demo.diagonal_spread",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch04_relative.diagonal_spread",)
     title = "How far is a score matrix from Toeplitz?"
     hints = (
         "Entry (i, j) lies on the diagonal of offset j - i; `matrix.diagonal(d)` returns the "
@@ -185,7 +195,7 @@ def _shaw(q, k, table, clip, *, sign=1, shift=True, scale="sqrt", content="q k",
 
 class ShawLogits(Question):
     name, function, points, notebook = "q2", "shaw_logits", 2, NOTEBOOK
-    returns, references = TENSOR, ("posenc_lib.relbias_demo.shaw_logits",)
+    returns, references = TENSOR, ("posenc_lib.analysis.ch04_relative.shaw_logits",)
     title = "Shaw's relative logits with a clipped table"
     hints = (
         "The offset of query i and key j is j - i; its row of rel_keys is "

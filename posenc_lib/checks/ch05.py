@@ -16,10 +16,20 @@ import math
 import numpy as np
 import torch
 
-from ..alibi import alibi_slopes as library_slopes
-from ..alibi_demo import effective_window as library_window
-from ..alibi_demo import far_mass, ladder_size
-from . import FLOAT, FLOATS, TENSOR, Case, Question, as_floats, as_number, as_tensor, close
+from posenc_lib.alibi import alibi_slopes as library_slopes
+from posenc_lib.analysis.ch05_alibi import effective_window as library_window
+from posenc_lib.analysis.ch05_alibi import far_mass, ladder_size
+from posenc_lib.checks import (
+    FLOAT,
+    FLOATS,
+    TENSOR,
+    Case,
+    Question,
+    as_floats,
+    as_number,
+    as_tensor,
+    close,
+)
 
 NOTEBOOK = "05_alibi.ipynb"
 MASKED = -1e4  # at or below this, an entry was meant as masked: -inf, or a stand-in (refused)
@@ -242,7 +252,7 @@ class CausalBias(Question):
 
 class Window(Question):
     name, function, points, notebook = "q3", "effective_window", 2, NOTEBOOK
-    returns, references = TENSOR, ("posenc_lib.alibi_demo.effective_window",)
+    returns, references = TENSOR, ("posenc_lib.analysis.ch05_alibi.effective_window",)
     title = "How far back does each head look?"
     hints = (
         "With equal content, the weight of the key at distance d is proportional to "
@@ -332,7 +342,7 @@ def _beyond(m: float, n: int, far: int, form: str = "right") -> float:
 
 class FarAttention(Question):
     name, function, points, notebook = "q4", "far_attention", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.alibi_demo.far_mass",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch05_alibi.far_mass",)
     title = "How much attention reaches past a distance?"
     hints = (
         "The last query is at position n_keys - 1; the key at position j is at distance "

@@ -15,15 +15,15 @@ import math
 
 import torch
 
-from ..absolute import sinusoidal_encoding
-from ..rope_demo import (
+from posenc_lib.absolute import sinusoidal_encoding
+from posenc_lib.analysis.ch06_rope import (
     attention_logits,
     convert_projection,
     decay_bound,
     layout_permutation,
     rotate,
 )
-from . import FLOAT, TENSOR, Case, Question, TooMany, as_number, as_tensor
+from posenc_lib.checks import FLOAT, TENSOR, Case, Question, TooMany, as_number, as_tensor
 
 NOTEBOOK = "06_rope.ipynb"
 F64 = torch.float64
@@ -82,7 +82,7 @@ class ApplyRope(Question):
     name, function, points, notebook = "q1", "apply_rope", 3, NOTEBOOK
     returns = TENSOR
     references = (
-        "posenc_lib.rope_demo.rotate",
+        "posenc_lib.analysis.ch06_rope.rotate",
         "posenc_lib.rope.apply_rope",
         "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
         "transformers.models.llama.modeling_llama.rotate_half",
@@ -356,7 +356,7 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
 
 class DecayBound(Question):
     name, function, points, notebook = "q3", "decay_bound", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.rope_demo.decay_bound",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch06_rope.decay_bound",)
     title = "RoFormer's relative upper bound at one distance"
     hints = (
         "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the phase of pair i at distance delta is "
@@ -459,8 +459,8 @@ class FixLayout(Question):
     name, function, points, notebook = "q4", "fix_layout", 3, NOTEBOOK
     returns = (TENSOR, TENSOR)
     references = (
-        "posenc_lib.rope_demo.convert_projection",
-        "posenc_lib.rope_demo.layout_permutation",
+        "posenc_lib.analysis.ch06_rope.convert_projection",
+        "posenc_lib.analysis.ch06_rope.layout_permutation",
     )
     title = "Convention detective: make a checkpoint work with the other layout"
     hints = (

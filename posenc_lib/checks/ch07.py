@@ -17,8 +17,8 @@ import numbers
 import numpy as np
 import torch
 
-from ..extrapolation_demo import new_score_pairs, score_excess
-from ..scaling_demo import (
+from posenc_lib.analysis.ch07_extrapolation import new_score_pairs, score_excess
+from posenc_lib.analysis.ch07_scaling import (
     frequencies,
     full_turn_pairs,
     ntk_base,
@@ -26,7 +26,16 @@ from ..scaling_demo import (
     yarn_attention_scale,
     yarn_ramp,
 )
-from . import FLOAT, INDEX_LIST, TENSOR, Case, Question, as_index_list, as_number, as_tensor
+from posenc_lib.checks import (
+    FLOAT,
+    INDEX_LIST,
+    TENSOR,
+    Case,
+    Question,
+    as_index_list,
+    as_number,
+    as_tensor,
+)
 
 NOTEBOOK = "07_extrapolation.ipynb"
 HAND_MADE = "a hand-made (2, 16, 14) curves, train_len = 6, tol = 0.25"
@@ -55,7 +64,7 @@ def _same(got: float, want: float, rtol: float = RTOL) -> bool:
 
 class NtkBase(Question):
     name, function, points, notebook = "q1", "ntk_base", 2, NOTEBOOK
-    returns, references = FLOAT, ("posenc_lib.scaling_demo.ntk_base",)
+    returns, references = FLOAT, ("posenc_lib.analysis.ch07_scaling.ntk_base",)
     title = "The NTK-aware base for a scale factor"
     hints = (
         "Write base' = base * s ** x. Then theta'_i = base' ** (-2i / D) = theta_i * s ** (-2 i x / D): "
@@ -242,8 +251,8 @@ class YarnRampScale(Question):
     name, function, points, notebook = "q2", "yarn_ramp_and_scale", 3, NOTEBOOK
     returns = (TENSOR, FLOAT)
     references = (
-        "posenc_lib.scaling_demo.yarn_ramp",
-        "posenc_lib.scaling_demo.yarn_attention_scale",
+        "posenc_lib.analysis.ch07_scaling.yarn_ramp",
+        "posenc_lib.analysis.ch07_scaling.yarn_attention_scale",
     )
     title = "YaRN's ramp and its attention scale"
     hints = (
@@ -422,7 +431,7 @@ def _turn_variant(d, base, length, *, limit_offset=-1, circle=2 * math.pi, power
 
 class FullTurnPairs(Question):
     name, function, points, notebook = "q3", "full_turn_pairs", 2, NOTEBOOK
-    returns, references = INDEX_LIST, ("posenc_lib.scaling_demo.full_turn_pairs",)
+    returns, references = INDEX_LIST, ("posenc_lib.analysis.ch07_scaling.full_turn_pairs",)
     title = "Which RoPE pairs turn a full circle within the training length?"
     hints = (
         "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i, "
@@ -562,8 +571,8 @@ class NewScorePairs(Question):
     name, function, points, notebook = "q4", "new_score_pairs", 3, NOTEBOOK
     returns = INDEX_LIST
     references = (
-        "posenc_lib.extrapolation_demo.new_score_pairs",
-        "posenc_lib.extrapolation_demo.score_excess",
+        "posenc_lib.analysis.ch07_extrapolation.new_score_pairs",
+        "posenc_lib.analysis.ch07_extrapolation.score_excess",
     )
     title = "Which pairs' score curves reach values past L that they never reached in training"
     hints = (

@@ -304,8 +304,8 @@ _PACKAGE_DIR = os.path.dirname(_HERE)
 _HARNESS = {
     f"{_PACKAGE_NAME}.checks": os.path.join(_HERE, "__init__.py"),
     f"{_PACKAGE_NAME}.checks.run": __file__,
-    f"{_PACKAGE_NAME}._sandbox": os.path.join(_PACKAGE_DIR, "_sandbox.py"),
-    f"{_PACKAGE_NAME}.grade": os.path.join(_PACKAGE_DIR, "grade.py"),
+    f"{_PACKAGE_NAME}.grading.sandbox": os.path.join(_PACKAGE_DIR, "grading", "sandbox.py"),
+    f"{_PACKAGE_NAME}.grading.cli": os.path.join(_PACKAGE_DIR, "grading", "cli.py"),
 }
 _HARNESS_FILES = frozenset({*_HARNESS.values(), *(os.path.abspath(f) for f in _HARNESS.values())})
 _PACKAGE_PREFIXES = tuple({_PACKAGE_DIR + os.sep, os.path.abspath(_PACKAGE_DIR) + os.sep})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from posenc_lib.browser import chromium_path
+from tools.browser import chromium_path
 
 ENABLE = (
     "to run them, install Chromium and a CJK font (sudo apt-get install --no-install-recommends "

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from posenc_lib.browser import launch_offline
-from posenc_lib.demo import chapters, voila_server, write_demos
+from tools.browser import launch_offline
+from tools.demo import chapters, voila_server, write_demos
 
 from .browser_setup import INSTRUMENT, require_browser
 

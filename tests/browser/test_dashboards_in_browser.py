@@ -27,7 +27,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import pytest
 
-from posenc_lib.widgets import DASHBOARDS
+from posenc_lib.viz.dashboards import DASHBOARDS
 
 from .browser_setup import require_browser
 
@@ -231,7 +231,7 @@ def test_every_control_changes_the_figure_and_the_readout(name, demo_server, bro
 @pytest.mark.parametrize("missing", ["chromium", "playwright"])
 def test_without_a_browser_the_tests_are_skipped_saying_how_to_enable_them(missing, monkeypatch):
     if missing == "chromium":
-        monkeypatch.setattr("posenc_lib.browser.os.access", lambda path, mode: False)
+        monkeypatch.setattr("tools.browser.os.access", lambda path, mode: False)
     else:
         monkeypatch.setitem(sys.modules, "playwright.sync_api", None)  # import fails
     with pytest.raises(pytest.skip.Exception) as skipped:

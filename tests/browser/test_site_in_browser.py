@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from posenc_lib.site import build_site
+from tools.site import build_site
 
 from .browser_setup import require_browser
 

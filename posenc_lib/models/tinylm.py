@@ -27,11 +27,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import _validate as check
-from .absolute import LearnedPositionalEmbedding, sinusoidal_encoding
-from .alibi import alibi_bias
-from .relative import RelativePositionBias
-from .rope import apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import LearnedPositionalEmbedding, sinusoidal_encoding
+from posenc_lib.alibi import alibi_bias
+from posenc_lib.relative import RelativePositionBias
+from posenc_lib.rope import apply_rope, rope_cos_sin, rope_inv_freq
 
 POSITIONS = ("none", "sinusoidal", "learned", "t5", "alibi", "rope")
 
@@ -52,9 +52,9 @@ class LMConfig:
     t5_max_distance: int = 128
 
     def __post_init__(self):
-        check.choice("position", self.position, POSITIONS)
+        validate.choice("position", self.position, POSITIONS)
         for name in ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len"):
-            check.positive_int(name, getattr(self, name))
+            validate.positive_int(name, getattr(self, name))
         if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
             raise ValueError(
                 f"d_model={self.d_model} must split into n_heads={self.n_heads} heads of an even "

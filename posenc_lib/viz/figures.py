@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from .bounds import bound
+from posenc_lib.bounds import bound
 
 DPI = 80
 DIVERGING = "RdBu_r"  # negative blue, positive red
@@ -33,7 +33,7 @@ def points(size: float) -> float:
     """A font size given for matplotlib's default 10 pt text, scaled with ``rcParams["font.size"]``.
 
     Labels sized explicitly then grow with the rest when the classroom demo enlarges the text
-    (``posenc_lib.demo.projector_style``); at the default size this returns ``size`` unchanged.
+    (``tools.demo.projector_style``); at the default size this returns ``size`` unchanged.
     """
     return size * plt.rcParams["font.size"] / 10
 
@@ -747,3 +747,32 @@ def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float
     for ax in axes[-1]:
         ax.set_xlabel("position t")
     return fig
+
+
+# Figures for a projector: 1.3x the pixels (dpi 80 -> 91) and text 1.25x larger in points, so
+# labels are 1.42x larger on screen. Pixels cost time on every redraw (ipympl sends a PNG of the
+# canvas), so the area grows little; and text larger still than 1.25x next to the same axes would
+# make the titles of neighbouring panels collide. The page's CSS enlarges controls and readouts.
+FONT_SCALE = 1.25
+AREA_SCALE = 1.3
+
+
+def projector_style(font_scale: float = FONT_SCALE, area_scale: float = AREA_SCALE) -> dict:
+    """Make figures created from now on readable from the back of a room; returns what it set.
+
+    Multiplies matplotlib's base font size (every label follows it, including those the course
+    sizes explicitly, through ``plotting.points``) and raises the figures' dpi so that their
+    pixel area grows by ``area_scale``. Affects this process only: the demo kernel.
+    """
+    import matplotlib as mpl
+
+    if not (1 <= font_scale <= 3 and 1 <= area_scale <= 4):
+        raise ValueError(
+            f"font_scale must be in [1, 3] and area_scale in [1, 4], got {font_scale} and "
+            f"{area_scale}: larger makes the labels collide and every redraw slow."
+        )
+    mpl.rcParams["font.size"] = 10 * font_scale
+    mpl.rcParams["axes.titlesize"] = "medium"  # titles stay as wide as before next to the axes
+    global DPI
+    DPI = round(80 * math.sqrt(area_scale))
+    return {"font.size": mpl.rcParams["font.size"], "dpi": DPI}

@@ -35,8 +35,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .rope import STYLES, apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib import _validate as validate
+from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin, rope_inv_freq
 
 F64 = torch.float64
 
@@ -46,8 +46,10 @@ F64 = torch.float64
 
 def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
     """A real 1-D tensor of even length (one query or key), as float64. (D,)."""
-    check.float_tensor(name, value, min_rank=1, max_rank=1, shape_hint="(head_dim,)")
-    check.even_int(f"{name}'s length (head_dim)", value.shape[0], "RoPE rotates the dims in pairs.")
+    validate.float_tensor(name, value, min_rank=1, max_rank=1, shape_hint="(head_dim,)")
+    validate.even_int(
+        f"{name}'s length (head_dim)", value.shape[0], "RoPE rotates the dims in pairs."
+    )
     if head_dim is not None and value.shape[0] != head_dim:
         raise ValueError(
             f"{name} has {value.shape[0]} dims but the other vector has {head_dim}; a query and a "
@@ -59,14 +61,16 @@ def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
 def _positions(name: str, value) -> torch.Tensor:
     """Positions as a float64 tensor (P,): an int T (meaning 0..T-1), a list, or a 1-D tensor."""
     if isinstance(value, torch.Tensor):
-        check.tensor(name, value, min_rank=1, max_rank=1, shape_hint="(P,)")
+        validate.tensor(name, value, min_rank=1, max_rank=1, shape_hint="(P,)")
         if value.is_complex() or value.dtype == torch.bool:
             raise ValueError(f"{name} must hold real numbers, got dtype {value.dtype}.")
         values = value.detach().to("cpu", F64)
     elif isinstance(value, (list, tuple, range)):
-        values = torch.tensor([check.real_number(f"each of {name}", v) for v in value], dtype=F64)
+        values = torch.tensor(
+            [validate.real_number(f"each of {name}", v) for v in value], dtype=F64
+        )
     else:
-        values = torch.arange(check.positive_int(name, value), dtype=F64)
+        values = torch.arange(validate.positive_int(name, value), dtype=F64)
     if values.numel() == 0:
         raise ValueError(f"{name} is empty; give at least one position.")
     if not bool(torch.isfinite(values).all()):
@@ -89,8 +93,8 @@ def rotate(x, positions, base=10000.0, style="half") -> torch.Tensor:
     Built from the library's ``rope_inv_freq``, ``rope_cos_sin`` and ``apply_rope``, in float64.
     Returns (..., T, D) float64.
     """
-    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    check.choice("style", style, STYLES)
+    validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    validate.choice("style", style, STYLES)
     pos = _positions("positions", positions)  # (T,)
     if pos.shape[0] != x.shape[-2]:
         raise ValueError(
@@ -107,9 +111,9 @@ def as_complex(x, style="half") -> torch.Tensor:
     x: (..., D) -> (..., D/2) complex128. "half": pair i is (x_i, x_{i + D/2}); "interleaved":
     pair i is (x_{2i}, x_{2i+1}).
     """
-    check.float_tensor("x", x, min_rank=1, shape_hint="(..., head_dim)")
-    check.choice("style", style, STYLES)
-    d = check.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    validate.float_tensor("x", x, min_rank=1, shape_hint="(..., head_dim)")
+    validate.choice("style", style, STYLES)
+    d = validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
     x = x.detach().to(F64)
     if style == "half":
         return torch.complex(x[..., : d // 2], x[..., d // 2 :])
@@ -137,7 +141,7 @@ def score_matrix(q, k, n_positions, base=10000.0, style="half") -> torch.Tensor:
     """S[m, n] = <R_m q, R_n k> for the same q and k at every position m, n < T. (T, T) float64."""
     q = _vector("q", q)
     k = _vector("k", k, q.shape[0])
-    n = check.positive_int("n_positions", n_positions, maximum=8192)
+    n = validate.positive_int("n_positions", n_positions, maximum=8192)
     rq = rotate(q.expand(n, -1), n, base, style)  # (T, D)
     rk = rotate(k.expand(n, -1), n, base, style)  # (T, D)
     return rq @ rk.T  # (T, T)
@@ -156,7 +160,7 @@ class OffsetSpread(NamedTuple):
 def diagonal_spread(scores) -> tuple[float, int]:
     """The largest (max - min) along one diagonal m - n = delta of a (T, T) score matrix, and that
     delta. 0 means the scores depend on m - n only (a Toeplitz matrix). Returns (float, int)."""
-    check.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    validate.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if scores.shape[0] != scores.shape[1] or scores.shape[0] == 0:
         raise ValueError(f"scores must be a square (T, T) matrix, got shape {tuple(scores.shape)}.")
     n = scores.shape[0]
@@ -194,9 +198,9 @@ def layout_permutation(head_dim, source="interleaved", target="half") -> torch.T
     first members of all pairs, then the second members; half -> interleaved is its inverse,
     (0, D/2, 1, D/2 + 1, ...). Returns (D,) int64.
     """
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    check.choice("source", source, STYLES)
-    check.choice("target", target, STYLES)
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    validate.choice("source", source, STYLES)
+    validate.choice("target", target, STYLES)
     if source == target:
         return torch.arange(d)
     to_half = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))  # (D,)
@@ -213,8 +217,8 @@ def convert_projection(w, n_heads, source="interleaved", target="half") -> torch
     the rows of nn.Linear weights, and of transformers' ``PermuteForRope``. Returns a new tensor
     of w's shape and dtype.
     """
-    check.float_tensor("w", w, min_rank=2, max_rank=2, shape_hint="(D_in, H * head_dim)")
-    h = check.positive_int("n_heads", n_heads)
+    validate.float_tensor("w", w, min_rank=2, max_rank=2, shape_hint="(D_in, H * head_dim)")
+    h = validate.positive_int("n_heads", n_heads)
     if w.shape[1] % h:
         raise ValueError(
             f"w has {w.shape[1]} columns, which do not split into n_heads = {h} equal heads."
@@ -226,9 +230,9 @@ def convert_projection(w, n_heads, source="interleaved", target="half") -> torch
 
 def attention_logits(x, w_q, w_k, style="half", base=10000.0) -> torch.Tensor:
     """(R_m q_m) . (R_n k_n) / sqrt(D) for one head: x (T, D_in), w_q, w_k (D_in, D). (T, T) f64."""
-    check.float_tensor("x", x, min_rank=2, max_rank=2, shape_hint="(T, D_in)")
+    validate.float_tensor("x", x, min_rank=2, max_rank=2, shape_hint="(T, D_in)")
     for name, w in (("w_q", w_q), ("w_k", w_k)):
-        check.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint="(D_in, head_dim)")
+        validate.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint="(D_in, head_dim)")
         if w.shape != w_q.shape or w.shape[0] != x.shape[1]:
             raise ValueError(
                 f"w_q {tuple(w_q.shape)} and w_k {tuple(w_k.shape)} must both be (D_in, head_dim) "
@@ -248,8 +252,8 @@ def error_by_offset(reference, other, edges=None) -> torch.Tensor:
     ``edges``, one number per distance delta = 0 .. T-1: (T,). With ``edges`` (increasing ints
     e_0 < e_1 < ... <= T), one number per band e_j <= delta < e_{j+1}: (len(edges) - 1,). float64.
     """
-    check.float_tensor("reference", reference, min_rank=2, max_rank=2, shape_hint="(T, T)")
-    check.float_tensor("other", other, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    validate.float_tensor("reference", reference, min_rank=2, max_rank=2, shape_hint="(T, T)")
+    validate.float_tensor("other", other, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if reference.shape != other.shape or reference.shape[0] != reference.shape[1]:
         raise ValueError(
             f"reference and other must be square and of one shape, got {tuple(reference.shape)} "
@@ -258,7 +262,7 @@ def error_by_offset(reference, other, edges=None) -> torch.Tensor:
     n = reference.shape[0]
     if edges is None:
         edges = list(range(n + 1))
-    edges = [check.whole_int("each edge", e) for e in edges]
+    edges = [validate.whole_int("each edge", e) for e in edges]
     if (
         len(edges) < 2
         or edges[0] < 0
@@ -312,9 +316,9 @@ def mean_score(distances, head_dim, base=10000.0, n_samples=2000, seed=0, style=
     the mean over pairs of cos(distance * theta_i). distances: (P,) or an int P. Returns (P,) f64.
     """
     delta = _distances(distances)  # (P,)
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    n = check.positive_int("n_samples", n_samples, maximum=100_000)
-    generator = torch.Generator().manual_seed(check.whole_int("seed", seed))
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    n = validate.positive_int("n_samples", n_samples, maximum=100_000)
+    generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))
     q = torch.randn(n, 1, d, generator=generator, dtype=F64)  # (N, 1, D)
     cos, sin = rope_cos_sin(delta, _frequencies(d, base), style=style)  # (P, D) each
     total = torch.zeros_like(delta)  # (P,)
@@ -337,13 +341,13 @@ def mismatch_score(positions, inv_freq_q, inv_freq_k=None, scale_k=1.0, style="h
     pos = _positions("positions", positions)  # (P,)
     inv_freq_k = inv_freq_q if inv_freq_k is None else inv_freq_k
     for name, table in (("inv_freq_q", inv_freq_q), ("inv_freq_k", inv_freq_k)):
-        check.float_tensor(name, table, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
+        validate.float_tensor(name, table, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
     if inv_freq_q.shape != inv_freq_k.shape or inv_freq_q.numel() == 0:
         raise ValueError(
             f"inv_freq_q {tuple(inv_freq_q.shape)} and inv_freq_k {tuple(inv_freq_k.shape)} must "
             "hold one frequency per pair of the same head_dim."
         )
-    scale = check.positive_float("scale_k", scale_k)
+    scale = validate.positive_float("scale_k", scale_k)
     theta_q, theta_k = inv_freq_q.detach().to(F64), inv_freq_k.detach().to(F64)
     u = torch.ones(pos.shape[0], 2 * theta_q.shape[0], dtype=F64)  # (P, D): equal pair lengths
     rq = apply_rope(u, *rope_cos_sin(pos, theta_q, style=style), style)  # (P, D)
@@ -360,8 +364,8 @@ def partial_rotate(x, positions, rotary_dim, base=10000.0) -> torch.Tensor:
 
     x: (..., T, D); rotary_dim even, 2 <= rotary_dim <= D. Returns (..., T, D) float64.
     """
-    check.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    r = check.even_int("rotary_dim", rotary_dim, "RoPE rotates the dims in pairs.")
+    validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
+    r = validate.even_int("rotary_dim", rotary_dim, "RoPE rotates the dims in pairs.")
     if r > x.shape[-1]:
         raise ValueError(f"rotary_dim = {r} is more than x's {x.shape[-1]} dims.")
     x = x.detach().to(F64)
@@ -376,7 +380,7 @@ def rotated_copies(u, n_positions, base=10000.0, style="interleaved") -> torch.T
     sine column negated.
     """
     u = _vector("u", u)
-    n = check.positive_int("n_positions", n_positions, maximum=1_000_000)
+    n = validate.positive_int("n_positions", n_positions, maximum=1_000_000)
     return rotate(u.expand(n, -1), n, base, style)
 
 
@@ -385,8 +389,8 @@ def rotated_copies(u, n_positions, base=10000.0, style="interleaved") -> torch.T
 
 def random_query_key(head_dim, seed=0) -> tuple[torch.Tensor, torch.Tensor]:
     """A query and a key drawn from N(0, I) with a fixed seed. Two (D,) float64 tensors."""
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    generator = torch.Generator().manual_seed(check.whole_int("seed", seed))
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))
     q, k = torch.randn(2, d, generator=generator, dtype=F64)
     return q, k
 
@@ -417,15 +421,15 @@ def rotation_view(q, k, m, n, base=10000.0, pair=0, max_offset=255, style="half"
     """Rotate q to position m and k to n; the score, and the score against m - n for the figure."""
     q = _vector("q", q)
     k = _vector("k", k, q.shape[0])
-    m = check.whole_int("m", m)
-    n = check.whole_int("n", n)
+    m = validate.whole_int("m", m)
+    n = validate.whole_int("n", n)
     if m < 0 or n < 0:
         raise ValueError(f"positions m and n must be 0 or more, got m = {m}, n = {n}.")
     half = q.shape[0] // 2
-    pair = check.whole_int("pair", pair)
+    pair = validate.whole_int("pair", pair)
     if not 0 <= pair < half:
         raise ValueError(f"pair must be in 0..{half - 1} (head_dim / 2 pairs), got {pair}.")
-    span = check.positive_int("max_offset", max_offset, maximum=100_000)
+    span = validate.positive_int("max_offset", max_offset, maximum=100_000)
     theta = _frequencies(q.shape[0], base)  # (D/2,)
     cos, sin = rope_cos_sin(torch.tensor([float(m), float(n)], dtype=F64), theta, style=style)
     rq = apply_rope(q[None], cos[:1], sin[:1], style)[0]  # (D,)

@@ -1,4 +1,4 @@
-"""The course as a static website: ``make site`` (or ``python -m posenc_lib.site``) -> ``build/site/``.
+"""The course as a static website: ``make site`` (or ``python -m tools.site``) -> ``build/site/``.
 
 Every chapter's lecture, exercises and worked solutions become web pages with their committed
 outputs (figures, printed numbers, and each dashboard's still picture); nothing is re-executed, since
@@ -368,7 +368,7 @@ def check_site(folder: Path, source: Path = SOURCE_DIR) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_lib.site",
+        prog="python -m tools.site",
         description="Build the course as a static website (offline) into build/site/.",
     )
     parser.add_argument("--out", type=Path, default=SITE_DIR, help="the folder to write")

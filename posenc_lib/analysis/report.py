@@ -1,6 +1,6 @@
 """The yardstick: one report that scores any position encoding on the properties we want of it.
 
-    from posenc_lib.report import position_report, compare_reports
+    from posenc_lib.analysis.report import position_report, compare_reports
     position_report(lambda n: sinusoidal_encoding(n, 64), name="sinusoidal")   # a table in a notebook
     compare_reports([report_a, report_b, ...])                                  # one table for many
 
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from . import _validate as check
-from .bounds import bound
+from posenc_lib import _validate as validate
+from posenc_lib.bounds import bound
 
 # The thresholds, stated once; the report prints each beside its measurement.
 UNIQUE_MIN = 1e-3  # smallest distance between two positions / RMS vector length
@@ -251,8 +251,8 @@ def position_report(encoding, name: str | None = None, seen: int = 128, unseen: 
     The table measured for uniqueness, smoothness and the offset properties is the longest the
     encoding can make (``f(unseen)``, else ``f(seen)``); for a fixed table, the table itself.
     """
-    seen = check.positive_int("seen (the training length)", seen)
-    unseen = check.positive_int("unseen (a longer length)", unseen)
+    seen = validate.positive_int("seen (the training length)", seen)
+    unseen = validate.positive_int("unseen (a longer length)", unseen)
     if seen < 8 or unseen <= seen:
         raise ValueError(
             f"position_report needs 8 <= seen < unseen, got seen={seen}, unseen={unseen}: the "
@@ -263,7 +263,7 @@ def position_report(encoding, name: str | None = None, seen: int = 128, unseen: 
     if not callable(encoding):
         raise ValueError(
             "position_report takes a function of the sequence length, f(n) -> (n, D), or a (T, D) "
-            f"tensor; got {check.show(encoding)} of type {type(encoding).__name__}."
+            f"tensor; got {validate.show(encoding)} of type {type(encoding).__name__}."
         )
     if name is None:
         name = getattr(encoding, "__name__", "<lambda>")
@@ -311,7 +311,7 @@ def _as_table(value, what: str, n_positions: int | None = None, d_model: int | N
         value = torch.from_numpy(np.ascontiguousarray(value, dtype=np.float64))
     if not isinstance(value, torch.Tensor):
         raise ValueError(
-            f"{what} must be a (T, D) tensor or array, got {check.show(value)} of type "
+            f"{what} must be a (T, D) tensor or array, got {validate.show(value)} of type "
             f"{type(value).__name__}."
         )
     if value.is_complex() or value.dim() != 2 or 0 in value.shape:
@@ -329,7 +329,7 @@ def _as_table(value, what: str, n_positions: int | None = None, d_model: int | N
             f"{what} has {value.shape[1]} columns, but {d_model} at another length: an encoding "
             "must keep the same width D for every sequence length."
         )
-    check.table_size(what, value.shape[0], value.shape[1])
+    validate.table_size(what, value.shape[0], value.shape[1])
     if value.numel() > MAX_TABLE_VALUES:
         raise ValueError(
             f"{what} has {value.numel()} values; the report takes at most {MAX_TABLE_VALUES}."

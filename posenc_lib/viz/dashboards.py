@@ -24,19 +24,19 @@ from collections.abc import Callable, Iterator
 
 import ipywidgets as W
 
-from . import _validate as check
-from . import plotting
-from .absolute import sinusoidal_encoding
-from .alibi_demo import MAX_VIEW_POSITIONS, alibi_view
-from .bounds import bound
-from .extrapolation import load_results
-from .naive import TABLES, table_view
-from .relbias_demo import bucket_view
-from .rope_demo import random_query_key, rotation_view, score_bound
-from .scaling_demo import METHODS as SCALING_METHODS
-from .scaling_demo import scaling_view
-from .sinusoid import sinusoid_view
-from .toy import reorder_experiment
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import sinusoidal_encoding
+from posenc_lib.analysis.ch01_order import reorder_experiment
+from posenc_lib.analysis.ch02_naive import TABLES, table_view
+from posenc_lib.analysis.ch03_sinusoid import sinusoid_view
+from posenc_lib.analysis.ch04_relative import bucket_view
+from posenc_lib.analysis.ch05_alibi import MAX_VIEW_POSITIONS, alibi_view
+from posenc_lib.analysis.ch06_rope import random_query_key, rotation_view, score_bound
+from posenc_lib.analysis.ch07_scaling import METHODS as SCALING_METHODS
+from posenc_lib.analysis.ch07_scaling import scaling_view
+from posenc_lib.bounds import bound
+from posenc_lib.models.results import load_results
+from posenc_lib.viz import figures as plotting
 
 
 class Dashboard:
@@ -318,8 +318,8 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
     the sequence length T, and a marked position. The readout gives the numbers the chapter asks
     about: the largest |value|, the shortest and longest neighbour step, the step from 2 to 3.
     """
-    d_model = check.even_int("d_model", d_model, "the sinusoidal table is built from pairs.")
-    max_positions = check.positive_int("max_positions", max_positions, maximum=2**d_model)
+    d_model = validate.even_int("d_model", d_model, "the sinusoidal table is built from pairs.")
+    max_positions = validate.positive_int("max_positions", max_positions, maximum=2**d_model)
     if max_positions < 4:
         raise ValueError(f"max_positions must be at least 4, got {max_positions}.")
     style = {"description_width": "initial"}
@@ -395,7 +395,7 @@ def _preferred_numbers(low: float, high: float) -> list[tuple[str, float]]:
 def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard:
     """Chapter 3: base, d_model, a position t and an offset k; the table, PE_t, the dot product
     against every offset and the wavelength ladder follow, and the readout gives the numbers."""
-    n_positions = check.positive_int("n_positions", n_positions, maximum=1024)
+    n_positions = validate.positive_int("n_positions", n_positions, maximum=1024)
     if n_positions < 8:
         raise ValueError(f"n_positions must be at least 8, got {n_positions}.")
     style = {"description_width": "initial"}
@@ -449,7 +449,7 @@ def bucket_dashboard(n_positions: int = 160) -> Dashboard:
     Controls: num_buckets, max_distance, bidirectional. The readout gives the exact range, where
     the last bucket starts, and how few learned numbers fill a T x T bias.
     """
-    n_positions = check.positive_int("n_positions", n_positions, maximum=1024)
+    n_positions = validate.positive_int("n_positions", n_positions, maximum=1024)
     style = {"description_width": "initial"}
     controls = {
         "num_buckets": W.IntSlider(value=32, min=4, max=64, description="num_buckets", style=style),
@@ -495,8 +495,8 @@ def rope_dashboard(head_dim: int = 16, max_position: int = 127, seed: int = 0) -
     Controls: m, n, the base, and which pair to draw. q and k are fixed random vectors (``seed``).
     The readout gives the pair's angles and the score, which equals the curve at m - n.
     """
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    top = check.positive_int("max_position", max_position, maximum=4096)
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    top = validate.positive_int("max_position", max_position, maximum=4096)
     q, k = random_query_key(d, seed)  # (D,) each, float64
     style = {"description_width": "initial"}
     controls = {
@@ -541,7 +541,7 @@ def alibi_dashboard(max_heads: int = 64) -> Dashboard:
     ALiBi. The readout gives the head's slope, its window (the distance at which the bias costs a
     factor of 10) and how much of the weight stays inside it.
     """
-    max_heads = check.positive_int("max_heads", max_heads, maximum=2**16)
+    max_heads = validate.positive_int("max_heads", max_heads, maximum=2**16)
     style = {"description_width": "initial"}
     controls = {
         "num_heads": W.IntSlider(

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import torch
 
-from . import _validate as check
-from .rope import rope_inv_freq
+from posenc_lib import _validate as validate
+from posenc_lib.rope import rope_inv_freq
 
 F64 = torch.float64
-REFERENCE = Path(__file__).resolve().parent / "data" / "reference"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 REFERENCE_TABLES = {
     "L512": "alibi_paper_table2_wt103_L512.csv",
     "L1024": "alibi_paper_table3_wt103_L1024.csv",
@@ -38,9 +38,9 @@ CHAPTERS = {"none": 1, "sinusoidal": 3, "learned": 2, "t5": 4, "alibi": 5, "rope
 
 def _tokens(tokens, length: int, n_tokens: int) -> torch.Tensor:
     """Non-overlapping windows of ``length`` tokens from the start of ``tokens``: (B, T)."""
-    check.integer_tensor("tokens", tokens, "token ids")
-    length = check.positive_int("length", length)
-    n_windows = check.positive_int("n_tokens", n_tokens) // length
+    validate.integer_tensor("tokens", tokens, "token ids")
+    length = validate.positive_int("length", length)
+    n_windows = validate.positive_int("n_tokens", n_tokens) // length
     if n_windows < 1 or tokens.dim() != 1 or n_windows * length > tokens.numel():
         raise ValueError(
             f"need a 1-D tensor of at least max(n_tokens, length) = {max(n_tokens, length)} token "
@@ -51,8 +51,8 @@ def _tokens(tokens, length: int, n_tokens: int) -> torch.Tensor:
 
 def binned(values: torch.Tensor, width: int) -> torch.Tensor:
     """The mean of each run of ``width`` consecutive values: (T,) -> (T // width,)."""
-    check.float_tensor("values", values, min_rank=1, max_rank=1, shape_hint="(T,)")
-    width = check.positive_int("width", width)
+    validate.float_tensor("values", values, min_rank=1, max_rank=1, shape_hint="(T,)")
+    width = validate.positive_int("width", width)
     if values.numel() % width:
         raise ValueError(f"{values.numel()} values do not split into bins of {width}.")
     return values.view(-1, width).mean(-1)
@@ -93,10 +93,10 @@ def position_score_curves(
         raise ValueError(
             f"position_score_curves needs a RoPE model, got a {config.position!r} one."
         )
-    layer = check.whole_int("layer", layer)
+    layer = validate.whole_int("layer", layer)
     if not 0 <= layer < config.n_layers:
         raise ValueError(f"layer must be in 0..{config.n_layers - 1}, got {layer}.")
-    n_distances = check.positive_int("n_distances", n_distances)
+    n_distances = validate.positive_int("n_distances", n_distances)
     ids = _tokens(tokens, config.max_len, n_tokens)  # (B, T), T = L
     n_windows, n_pos = ids.shape
     _, bias, rotation = model.position_inputs(n_pos)
@@ -125,8 +125,8 @@ def score_excess(curves: torch.Tensor, train_len: int) -> torch.Tensor:
     curves: (H, P, N) from ``position_score_curves``; distances 0 .. L - 1 are the training ones.
     Returns (H, P) float64.
     """
-    check.float_tensor("curves", curves, min_rank=3, max_rank=3, shape_hint="(H, P, N)")
-    length = check.positive_int("train_len", train_len)
+    validate.float_tensor("curves", curves, min_rank=3, max_rank=3, shape_hint="(H, P, N)")
+    length = validate.positive_int("train_len", train_len)
     if not 1 <= length < curves.shape[-1]:
         raise ValueError(
             f"train_len must be below the number of distances ({curves.shape[-1]}), got {length}."
@@ -142,7 +142,7 @@ def score_excess(curves: torch.Tensor, train_len: int) -> torch.Tensor:
 def new_score_pairs(curves: torch.Tensor, train_len: int, tol: float = 0.01) -> list[int]:
     """The pairs whose position-only score, in at least one head, leaves its training range at
     distances >= L by more than ``tol`` of its largest |value| (``score_excess``). Ascending."""
-    tol = check.positive_float("tol", tol)
+    tol = validate.positive_float("tol", tol)
     excess = score_excess(curves, train_len)  # (H, P)
     return [int(i) for i in torch.nonzero((excess > tol).any(0)).flatten()]
 
@@ -157,7 +157,7 @@ def position_cost(config, n_pos: int) -> int:
     per layer, whatever T. NoPE: 0. Computing the tables (sines, buckets) once per forward is left
     out. The same unit as attention's own 2 T d_model multiply-adds per token per layer.
     """
-    n_pos = check.positive_int("n_pos", n_pos)
+    n_pos = validate.positive_int("n_pos", n_pos)
     per_layer = {
         "none": 0,
         "sinusoidal": 0,
@@ -178,8 +178,8 @@ def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
     Unlike ``extrapolation.position_losses`` (the mean over the windows), it keeps each window, so
     that a difference between spans of positions can be given a standard error over the windows.
     """
-    length = check.positive_int("length", length)
-    n_windows = check.positive_int("n_windows", n_windows)
+    length = validate.positive_int("length", length)
+    n_windows = validate.positive_int("n_windows", n_windows)
     ids = _tokens(tokens, length + 1, n_windows * (length + 1))  # (N, T + 1)
     logits = model(ids[:, :-1])  # (N, T, vocab)
     loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
@@ -189,8 +189,8 @@ def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
 @torch.no_grad()
 def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
     """The median wall time of ``model(ids)`` in milliseconds, after one warm-up call."""
-    check.integer_tensor("ids", ids, "token ids")
-    repeats = check.positive_int("repeats", repeats)
+    validate.integer_tensor("ids", ids, "token ids")
+    repeats = validate.positive_int("repeats", repeats)
     model(ids)
     times = []
     for _ in range(repeats):
@@ -209,7 +209,7 @@ def load_reference(name: str = "L512") -> dict[str, list]:
     "L512": appendix Table 2, models trained on L = 512; "L1024": Table 3, on L = 1024. Columns:
     L_valid, then <method>_ppl and <method>_wps for sinusoidal, rotary, t5bias and alibi.
     """
-    check.choice("name", name, tuple(REFERENCE_TABLES))
+    validate.choice("name", name, tuple(REFERENCE_TABLES))
     with open(REFERENCE / REFERENCE_TABLES[name], encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     return {
@@ -225,7 +225,7 @@ def reference_ratio(table: dict, method: str, multiple: float) -> float:
     if key not in table:
         methods = sorted(k[: -len("_ppl")] for k in table if k.endswith("_ppl"))
         raise ValueError(f"no method {method!r} in the table; it has {methods}.")
-    multiple = check.positive_float("multiple", multiple, 1.0, inclusive=True)
+    multiple = validate.positive_float("multiple", multiple, 1.0, inclusive=True)
     lengths, ppl = table["L_valid"], table[key]
     target = lengths[0] * multiple
     points = [(x, y) for x, y in zip(lengths, ppl, strict=True) if y is not None]

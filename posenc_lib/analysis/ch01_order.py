@@ -22,9 +22,9 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .absolute import sinusoidal_encoding
-from .attention import self_attention
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import sinusoidal_encoding
+from posenc_lib.attention import self_attention
 
 TOY_DIM = 8  # embedding size of the toy sentences: small enough to print, big enough to differ
 
@@ -36,8 +36,8 @@ def word_vectors(words, dim=TOY_DIM, seed=0) -> torch.Tensor:
     same embedding in "dog bites man" and in "man bites dog", on every machine.
     """
     words = _checked_words(words)
-    dim = check.positive_int("dim", dim, maximum=4096)
-    seed = check.whole_int("seed", seed, maximum=2**31 - 1)
+    dim = validate.positive_int("dim", dim, maximum=4096)
+    seed = validate.whole_int("seed", seed, maximum=2**31 - 1)
     rows = []
     for word in words:
         generator = torch.Generator().manual_seed(seed * 1_000_003 + zlib.crc32(word.encode()))
@@ -47,9 +47,9 @@ def word_vectors(words, dim=TOY_DIM, seed=0) -> torch.Tensor:
 
 def toy_projections(dim=TOY_DIM, d_k=TOY_DIM, seed=0):
     """Random query, key and value projections (w_q, w_k, w_v), each (dim, d_k), scaled 1/sqrt(dim)."""
-    dim = check.positive_int("dim", dim, maximum=4096)
-    d_k = check.positive_int("d_k", d_k, maximum=4096)
-    generator = torch.Generator().manual_seed(check.whole_int("seed", seed) + 7)
+    dim = validate.positive_int("dim", dim, maximum=4096)
+    d_k = validate.positive_int("d_k", d_k, maximum=4096)
+    generator = torch.Generator().manual_seed(validate.whole_int("seed", seed) + 7)
     w = torch.randn(3, dim, d_k, generator=generator) / math.sqrt(dim)  # (3, dim, d_k)
     return w[0], w[1], w[2]
 
@@ -66,9 +66,9 @@ def checked_order(order, n_items=None) -> tuple[int, ...]:
         order = order.tolist()
     if isinstance(order, (str, bytes)) or not hasattr(order, "__iter__"):
         raise ValueError(
-            f"order must be a list of positions such as [2, 1, 0], got {check.show(order)}."
+            f"order must be a list of positions such as [2, 1, 0], got {validate.show(order)}."
         )
-    order = tuple(check.whole_int("each entry of order", i) for i in order)
+    order = tuple(validate.whole_int("each entry of order", i) for i in order)
     expected = n_items if n_items is not None else len(order)
     if len(order) == 0 or sorted(order) != list(range(expected)):
         raise ValueError(
@@ -83,7 +83,7 @@ def slot_vectors(n_positions, dim, *, dtype=torch.float32) -> torch.Tensor:
 
     Chapter 1 adds these to the *slots* of a sentence; chapter 3 derives them. Returns (T, dim).
     """
-    dim = check.positive_int("dim", dim, maximum=4096)
+    dim = validate.positive_int("dim", dim, maximum=4096)
     return sinusoidal_encoding(n_positions, dim + dim % 2, dtype=dtype)[:, :dim]  # (T, dim)
 
 
@@ -109,8 +109,8 @@ def reorder_experiment(words, order, pe_scale=0.0, causal=False, dim=TOY_DIM, se
     """
     words = _checked_words(words)
     order = checked_order(order, n_items=len(words))
-    pe_scale = check.positive_float("pe_scale", pe_scale, inclusive=True)
-    check.boolean("causal", causal)
+    pe_scale = validate.positive_float("pe_scale", pe_scale, inclusive=True)
+    validate.boolean("causal", causal)
     x = word_vectors(words, dim, seed)  # (T, D)
     w_q, w_k, w_v = toy_projections(dim, dim, seed)
     positions = pe_scale * slot_vectors(len(words), dim)  # (T, D)
@@ -134,7 +134,7 @@ def _checked_words(words) -> tuple[str, ...]:
     if isinstance(words, str):
         words = words.split()
     if not hasattr(words, "__iter__"):
-        raise ValueError(f"words must be a list of strings, got {check.show(words)}.")
+        raise ValueError(f"words must be a list of strings, got {validate.show(words)}.")
     words = tuple(words)
     if not words or not all(isinstance(w, str) and w for w in words):
         raise ValueError(f"words must be a non-empty list of non-empty strings, got {words!r}.")

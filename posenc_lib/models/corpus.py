@@ -16,7 +16,7 @@ import random
 
 import torch
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 VOCAB = "\n !(),*+-.0123456789:<=>_abcdefghijklmnopqrstuvwxyz"
 _INDEX = {c: i for i, c in enumerate(VOCAB)}
@@ -68,7 +68,7 @@ def document(rng: random.Random) -> str:
 
 def generate(n_chars: int, seed: int) -> str:
     """Documents from ``seed`` until at least ``n_chars`` characters, cut to exactly n_chars."""
-    n = check.positive_int("n_chars", n_chars)
+    n = validate.positive_int("n_chars", n_chars)
     rng = random.Random(seed)
     parts, total = [], 0
     while total < n:
@@ -92,5 +92,5 @@ def decode(ids) -> str:
 
 def split(name: str, n_chars: int) -> torch.Tensor:
     """The token ids of the ``"train"`` or ``"validation"`` split, (n_chars,)."""
-    seed = SEEDS[check.choice("split", name, tuple(SEEDS))]
+    seed = SEEDS[validate.choice("split", name, tuple(SEEDS))]
     return encode(generate(n_chars, seed))

@@ -30,8 +30,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .rope import rope_inv_freq
+from posenc_lib import _validate as validate
+from posenc_lib.rope import rope_inv_freq
 
 F64 = torch.float64
 # The dashboard's and the chapter's names -> transformers' rope_type in rope.ROPE_SCALING.
@@ -39,9 +39,9 @@ METHODS = {"PI": "linear", "NTK": "ntk", "dynamic": "dynamic", "YaRN": "yarn"}
 
 
 def _sizes(head_dim, base, train_len) -> tuple[int, float, int]:
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    b = check.positive_float("base", base, minimum=1.0)
-    length = check.positive_int("train_len (the training length L)", train_len)
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    b = validate.positive_float("base", base, minimum=1.0)
+    length = validate.positive_int("train_len (the training length L)", train_len)
     if length < 2:
         raise ValueError(
             f"train_len must be at least 2 (a window with one distance), got {length}."
@@ -76,9 +76,9 @@ def ntk_base(base: float, factor: float, head_dim: int) -> float:
     pair, i = D/2 - 1, is divided by exactly s (bloc97 2023; YaRN paper, arXiv:2309.00071,
     section 3.1).
     """
-    b = check.positive_float("base", base, minimum=1.0)
-    s = check.positive_float("factor", factor, 1.0, inclusive=True)
-    d = check.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    b = validate.positive_float("base", base, minimum=1.0)
+    s = validate.positive_float("factor", factor, 1.0, inclusive=True)
+    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
     if d < 4:
         raise ValueError(f"head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.")
     return b * s ** (d / (d - 2))
@@ -102,8 +102,8 @@ def yarn_ramp(
     theta_i (ramp_i + (1 - ramp_i) / s). (P,) float64.
     """
     d, b, length = _sizes(head_dim, base, train_len)
-    fast = check.positive_float("beta_fast", beta_fast)
-    slow = check.positive_float("beta_slow", beta_slow)
+    fast = validate.positive_float("beta_fast", beta_fast)
+    slow = validate.positive_float("beta_slow", beta_slow)
     if fast < slow:
         raise ValueError(
             f"beta_fast must be at least beta_slow (turns above which pairs keep their frequency, "
@@ -114,7 +114,7 @@ def yarn_ramp(
         return d * math.log(length / (turns * 2 * math.pi)) / (2 * math.log(b))
 
     low, high = pair_index(fast), pair_index(slow)
-    if check.boolean("truncate", truncate):
+    if validate.boolean("truncate", truncate):
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, d - 1)
     if low == high:
@@ -136,8 +136,8 @@ def yarn_ramp_by_turns(
     each pair's frequency kept, as ``yarn_ramp`` (which follows the authors' code). (P,) float64.
     """
     d, b, length = _sizes(head_dim, base, train_len)
-    fast = check.positive_float("beta_fast", beta_fast)
-    slow = check.positive_float("beta_slow", beta_slow)
+    fast = validate.positive_float("beta_fast", beta_fast)
+    slow = validate.positive_float("beta_slow", beta_slow)
     if not fast > slow:
         raise ValueError(
             f"beta_fast must be above beta_slow for a ramp in the number of turns, got "
@@ -153,7 +153,7 @@ def yarn_attention_scale(factor: float) -> float:
     t is the softmax temperature (softmax(q.k / (t sqrt(D)))), so t = 1 / (0.1 ln s + 1)^2 < 1 for
     s > 1. Queries and keys are both multiplied by sqrt(1/t), so the logits by 1/t.
     """
-    s = check.positive_float("factor", factor)
+    s = validate.positive_float("factor", factor)
     return 1.0 if s <= 1 else 0.1 * math.log(s) + 1.0
 
 
@@ -163,9 +163,9 @@ def scaling_for(method: str, factor: float, train_len: int) -> dict:
     "dynamic" gets factor 1 (the experiment's setting), so its stretch at length T,
     ``rope.dynamic_ntk_stretch(T, 1, L)`` = 1 * T / L - (1 - 1), is T / L.
     """
-    check.choice("method", method, tuple(METHODS))
-    s = check.positive_float("factor", factor, 1.0, inclusive=True)
-    length = check.positive_int("train_len", train_len)
+    validate.choice("method", method, tuple(METHODS))
+    s = validate.positive_float("factor", factor, 1.0, inclusive=True)
+    length = validate.positive_int("train_len", train_len)
     rope_type = METHODS[method]
     if method == "dynamic":
         return {"rope_type": rope_type, "factor": 1.0, "original_max_position_embeddings": length}

@@ -26,28 +26,28 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .absolute import sinusoidal_encoding, sinusoidal_frequencies
+from posenc_lib import _validate as validate
+from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_frequencies
 
 MAX_CONFUSION_POSITIONS = 10_000_000  # a search past this is minutes of work: refuse it
 _CHUNK = 8192  # offsets per block in the offset-only computations
 
 
 def _d_model(d_model) -> int:
-    return check.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
+    return validate.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
 
 
 def _offsets(offsets) -> torch.Tensor:
     """Offsets as a float64 tensor (K,): a number, a list of numbers or a 1-D tensor."""
     if isinstance(offsets, torch.Tensor):
-        check.tensor("offsets", offsets, min_rank=0, max_rank=1, shape_hint="(K,)")
+        validate.tensor("offsets", offsets, min_rank=0, max_rank=1, shape_hint="(K,)")
         if offsets.is_complex() or offsets.dtype == torch.bool:
             raise ValueError(f"offsets must hold real numbers, got dtype {offsets.dtype}.")
         values = offsets.detach().to("cpu", torch.float64).reshape(-1)  # (K,)
     else:
         items = offsets if isinstance(offsets, (list, tuple, range)) else [offsets]
         values = torch.tensor(
-            [check.real_number("each offset", k) for k in items], dtype=torch.float64
+            [validate.real_number("each offset", k) for k in items], dtype=torch.float64
         )  # (K,)
     if not bool(torch.isfinite(values).all()):
         raise ValueError("offsets must be finite numbers.")
@@ -98,9 +98,9 @@ def nearest_non_neighbour(table, window: int = 1, block: int = 512):
     Returns (distance (T,) float64, offset (T,) int64 = s - t). Computed in blocks of rows, so a
     table never needs a (T, T) matrix in memory. Used to check ``offset_distances`` on a real table.
     """
-    check.float_tensor("table", table, 2, 2, "(T, D)")
-    window = check.whole_int("window", window)
-    block = check.positive_int("block", block, maximum=1 << 16)
+    validate.float_tensor("table", table, 2, 2, "(T, D)")
+    window = validate.whole_int("window", window)
+    block = validate.positive_int("block", block, maximum=1 << 16)
     n = table.shape[0]
     if window < 0 or n <= 2 * window + 1:
         raise ValueError(
@@ -144,8 +144,8 @@ def confusion(n_positions, d_model, base=10000.0, window: int = 1) -> Confusion:
 
 
 def _scan(n_positions, d_model, base, window, stop_at_first) -> Confusion:
-    n = check.positive_int("n_positions", n_positions, maximum=MAX_CONFUSION_POSITIONS)
-    window = check.positive_int("window", window)
+    n = validate.positive_int("n_positions", n_positions, maximum=MAX_CONFUSION_POSITIONS)
+    window = validate.positive_int("window", window)
     if n < window + 2:
         raise ValueError(
             f"n_positions must be at least window + 2 = {window + 2}, got {n}: no two positions "
@@ -191,8 +191,8 @@ def _base_list(name, values) -> list[float]:
     if isinstance(values, torch.Tensor):
         values = values.reshape(-1).tolist()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise ValueError(f"{name} must be a list of bases, got {check.show(values)}.")
-    bases = [check.positive_float(f"each base in {name}", b, minimum=1.0) for b in values]
+        raise ValueError(f"{name} must be a list of bases, got {validate.show(values)}.")
+    bases = [validate.positive_float(f"each base in {name}", b, minimum=1.0) for b in values]
     if not bases:
         raise ValueError(f"{name} must hold at least one base.")
     return bases
@@ -218,9 +218,9 @@ def scan_bases(n_positions, d_model, bases, far: int = 100) -> BaseScan:
     ``confusion(T, D, bases[j], window=far - 1).margin``: both from a single pass.
     bases: a list or 1-D tensor of bases > 1, kept in the given order.
     """
-    n = check.positive_int("n_positions", n_positions, maximum=MAX_SCAN_POSITIONS)
+    n = validate.positive_int("n_positions", n_positions, maximum=MAX_SCAN_POSITIONS)
     d = _d_model(d_model)
-    far = check.positive_int("far", far)
+    far = validate.positive_int("far", far)
     if not 2 <= far < n:
         raise ValueError(
             f"far must satisfy 2 <= far < n_positions = {n}, got {far}: the far positions are "
@@ -247,7 +247,7 @@ def similarity_by_decade(d_model, base=10000.0, n_decades: int = 5) -> torch.Ten
     1 means "as similar as a position to itself", 0 "as unrelated as random phases". With
     geometric wavelengths it falls roughly linearly in log k and reaches 0 near k ~ base.
     """
-    n_decades = check.positive_int("n_decades", n_decades, maximum=7)
+    n_decades = validate.positive_int("n_decades", n_decades, maximum=7)
     d = _d_model(d_model)
     means = []
     for j in range(n_decades):
@@ -260,12 +260,12 @@ def similarity_by_decade(d_model, base=10000.0, n_decades: int = 5) -> torch.Ten
 
 
 def _table(table, name="table") -> torch.Tensor:
-    check.float_tensor(name, table, 2, 2, "(T, D)")
+    validate.float_tensor(name, table, 2, 2, "(T, D)")
     return table.detach().to("cpu", torch.float64)  # (T, D)
 
 
 def _offset_in(table: torch.Tensor, offset) -> int:
-    k = check.whole_int("offset", offset)
+    k = validate.whole_int("offset", offset)
     if not 0 < abs(k) < table.shape[0]:
         raise ValueError(
             f"offset must be a non-zero whole number with |offset| < T = {table.shape[0]} (the "
@@ -277,7 +277,7 @@ def _offset_in(table: torch.Tensor, offset) -> int:
 def shift_error(table, offset, base=10000.0) -> float:
     """max over t, dims of |PE_{t+k} - M_k PE_t| for a sinusoidal ``table`` (T, D) and M_k of
     ``absolute.sinusoidal_shift_matrix``: 0 up to rounding when one matrix shifts every t."""
-    from .absolute import sinusoidal_shift_matrix
+    from posenc_lib.absolute import sinusoidal_shift_matrix
 
     pe = _table(table)
     k = _offset_in(pe, offset)
@@ -306,7 +306,7 @@ def translation_spread(table, max_offset: int) -> float:
     """max over 0 <= k <= max_offset of (max_t - min_t) <PE_t, PE_{t+k}>: 0 when dot products
     depend on the offset only. table (T, D)."""
     pe = _table(table)
-    top = check.whole_int("max_offset", max_offset)
+    top = validate.whole_int("max_offset", max_offset)
     if not 0 <= top < pe.shape[0]:
         raise ValueError(f"max_offset must be in 0..T-1 = {pe.shape[0] - 1}, got {top}.")
     gram = pe @ pe.T  # (T, T)
@@ -329,7 +329,7 @@ def score_direction_gap(scores) -> float:
     scores (T, T): any matrix of scores between positions, e.g. a Gram matrix PE PE^T or attention
     logits (W PE) PE^T. 0 when looking k steps ahead and k steps behind scores the same.
     """
-    check.float_tensor("scores", scores, 2, 2, "(T, T)")
+    validate.float_tensor("scores", scores, 2, 2, "(T, T)")
     n = scores.shape[0]
     if scores.shape[1] != n or n < 3:
         raise ValueError(
@@ -354,11 +354,11 @@ def tensor2tensor_encoding(n_positions, d_model, base=10000.0, *, dtype=torch.fl
     w_i = base ** (-i / (D/2 - 1)), so the slowest wavelength is exactly 2 pi * base.
     Returns (T, D).
     """
-    n = check.positive_int("n_positions", n_positions)
+    n = validate.positive_int("n_positions", n_positions)
     d = _d_model(d_model)
-    b = check.positive_float("base", base, minimum=1.0)
-    check.table_dtype(dtype, None)
-    check.table_size(f"a ({n}, {d}) position table", n, d)
+    b = validate.positive_float("base", base, minimum=1.0)
+    validate.table_dtype(dtype, None)
+    validate.table_size(f"a ({n}, {d}) position table", n, d)
     i = torch.arange(d // 2, dtype=torch.float64)  # (D/2,)
     omega = b ** (-i / max(d // 2 - 1, 1))  # (D/2,)
     angles = torch.arange(n, dtype=torch.float64)[:, None] * omega  # (T, D/2)
@@ -366,7 +366,7 @@ def tensor2tensor_encoding(n_positions, d_model, base=10000.0, *, dtype=torch.fl
 
 
 def _even_columns(table) -> int:
-    check.tensor("table", table, 2, 2, "(T, D)")
+    validate.tensor("table", table, 2, 2, "(T, D)")
     if table.shape[1] % 2:
         raise ValueError(
             f"table must have an even number of columns, (sin, cos) pairs; got shape "
@@ -405,7 +405,7 @@ def mixing(tokens, positions) -> Mixing:
     position_share = sum_dims var_t(PE) / sum_dims var_{b,t}(x + PE): how much of what varies in the
     input is position rather than token.
     """
-    x = check.float_tensor("tokens", tokens, 3, 3, "(B, T, D)").detach().double()
+    x = validate.float_tensor("tokens", tokens, 3, 3, "(B, T, D)").detach().double()
     pe = _table(positions, "positions")
     if pe.shape != x.shape[1:]:
         raise ValueError(
@@ -447,14 +447,14 @@ def sinusoid_view(n_positions, d_model, base, position, offset, horizon: int = 4
     The parts that depend on (T, D, base) only are cached, so moving t or k costs one dot product.
     The tensors of a view are shared between views: read them, do not change them in place.
     """
-    n = check.positive_int("n_positions", n_positions, maximum=4096)
-    t = check.whole_int("position", position)
-    k = check.whole_int("offset", offset)
+    n = validate.positive_int("n_positions", n_positions, maximum=4096)
+    t = validate.whole_int("position", position)
+    k = validate.whole_int("offset", offset)
     if not 0 <= t < n:
         raise ValueError(f"position must be in 0..{n - 1}, got {t}.")
     d = _d_model(d_model)
-    b = check.positive_float("base", base, minimum=1.0)
-    horizon = check.positive_int("horizon", horizon, maximum=MAX_CONFUSION_POSITIONS)
+    b = validate.positive_float("base", base, minimum=1.0)
+    horizon = validate.positive_int("horizon", horizon, maximum=MAX_CONFUSION_POSITIONS)
     table, offsets, similarity, lengths, confused = _view_parts(n, d, b, horizon)
     return SinusoidView(
         table=table,

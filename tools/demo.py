@@ -1,6 +1,6 @@
 """Classroom demo mode: a chapter's dashboards as a web page with no code, for projecting in class.
 
-``make demo CHAPTER=03`` (or ``python -m posenc_lib.demo 03``) writes a small notebook holding only
+``make demo CHAPTER=03`` (or ``python -m tools.demo 03``) writes a small notebook holding only
 that chapter's dashboard, with large fonts, and serves it with Voila on localhost: Voila runs the
 notebook in a live kernel and shows only its outputs, so every slider works and no code is seen.
 ``make demo`` with no chapter serves a page listing every chapter's demo.
@@ -14,7 +14,6 @@ import argparse
 import contextlib
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -27,8 +26,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import plotting
-from .widgets import DASHBOARDS
+from posenc_lib.viz.dashboards import DASHBOARDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / "build" / "demo"
@@ -52,32 +50,6 @@ h1 { font-size: 34px; }
 @media (min-width: 1400px) and (min-height: 900px) { .jupyter-matplotlib-figure { zoom: 1.5; } }
 @media (min-width: 1800px) and (min-height: 1000px) { .jupyter-matplotlib-figure { zoom: 1.8; } }
 """
-# Figures for a projector: 1.3x the pixels (dpi 80 -> 91) and text 1.25x larger in points, so
-# labels are 1.42x larger on screen. Pixels cost time on every redraw (ipympl sends a PNG of the
-# canvas), so the area grows little; and text larger still than 1.25x next to the same axes would
-# make the titles of neighbouring panels collide. The page's CSS enlarges controls and readouts.
-FONT_SCALE = 1.25
-AREA_SCALE = 1.3
-
-
-def projector_style(font_scale: float = FONT_SCALE, area_scale: float = AREA_SCALE) -> dict:
-    """Make figures created from now on readable from the back of a room; returns what it set.
-
-    Multiplies matplotlib's base font size (every label follows it, including those the course
-    sizes explicitly, through ``plotting.points``) and raises the figures' dpi so that their
-    pixel area grows by ``area_scale``. Affects this process only: the demo kernel.
-    """
-    import matplotlib as mpl
-
-    if not (1 <= font_scale <= 3 and 1 <= area_scale <= 4):
-        raise ValueError(
-            f"font_scale must be in [1, 3] and area_scale in [1, 4], got {font_scale} and "
-            f"{area_scale}: larger makes the labels collide and every redraw slow."
-        )
-    mpl.rcParams["font.size"] = 10 * font_scale
-    mpl.rcParams["axes.titlesize"] = "medium"  # titles stay as wide as before next to the axes
-    plotting.DPI = round(80 * math.sqrt(area_scale))
-    return {"font.size": mpl.rcParams["font.size"], "dpi": plotting.DPI}
 
 
 def chapters() -> dict[str, str]:
@@ -131,8 +103,8 @@ def demo_notebook(chapter: str) -> dict:
         "import torch\n"
         "torch.set_num_threads(1)  # a dashboard's tensors are tiny: one thread is fastest\n"
         "from IPython.display import HTML, display\n"
-        "from posenc_lib.demo import projector_style\n"
-        "from posenc_lib.widgets import DASHBOARDS\n"
+        "from posenc_lib.viz.figures import projector_style\n"
+        "from posenc_lib.viz.dashboards import DASHBOARDS\n"
         "projector_style()\n"
         f"display(HTML({json.dumps('<style>' + CSS + '</style>')}))\n"
         f"display(HTML({json.dumps(f'<h1>{title}</h1>')}))"
@@ -236,7 +208,7 @@ def voila_server(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_lib.demo",
+        prog="python -m tools.demo",
         description="Serve a chapter's dashboards with no code, for projecting in class.",
     )
     parser.add_argument("chapter", nargs="?", help="01 .. 07 or start; omit for a list of all")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import _validate as check
+from posenc_lib import _validate as validate
 
 PAD = 64  # zero-padding factor of the FFT: a frequency grid 64 times finer than 1 / T
 MIN_QUADRATURE = 0.9  # component_pairs: how circular two components must turn to count as a pair
@@ -51,7 +51,7 @@ MAX_ROWS = 8192  # cosine_matrix holds a (T, T) matrix: refuse more rows than th
 
 def _table(name: str, table, min_rows: int = 2, nonzero_rows: bool = True) -> torch.Tensor:
     """``table`` as a finite float64 (T, D) tensor with T >= min_rows, or a ValueError."""
-    check.float_tensor(name, table, min_rank=2, max_rank=2, shape_hint="(T, D)")
+    validate.float_tensor(name, table, min_rank=2, max_rank=2, shape_hint="(T, D)")
     if table.is_complex():
         raise ValueError(f"{name} must hold real numbers, got dtype {table.dtype}.")
     if table.shape[0] < min_rows or table.shape[1] == 0:
@@ -85,7 +85,7 @@ def cosine_matrix(table) -> torch.Tensor:
 
 
 def _offset(k, n_rows: int) -> int:
-    k = check.whole_int("offset k", k)
+    k = validate.whole_int("offset k", k)
     if not 0 <= k < n_rows:
         raise ValueError(
             f"offset k must be 0..{n_rows - 1} for a table of {n_rows} positions (a pair t, t + k "
@@ -118,7 +118,7 @@ def first_offset_below(table, threshold=0.5) -> int:
     (T, D) table, a threshold in [-1, 1]. If no offset 1 .. T-1 drops below it, returns T: the
     answer lies past the table's end (like ``len``, one past the last valid offset).
     """
-    threshold = check.real_number("threshold", threshold)
+    threshold = validate.real_number("threshold", threshold)
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"threshold is a cosine, so it must be in [-1, 1]; got {threshold}.")
     curve = cosine_by_offset(table)  # (T,)
@@ -150,7 +150,7 @@ def principal_components(table, n_components=None) -> PCA:
     """
     table = _table("table", table, nonzero_rows=False)
     n_max = min(table.shape)
-    n = n_max if n_components is None else check.positive_int("n_components", n_components)
+    n = n_max if n_components is None else validate.positive_int("n_components", n_components)
     if n > n_max:
         raise ValueError(
             f"n_components must be at most min(T, D) = {n_max} for a table of shape "
@@ -179,7 +179,7 @@ def without_components(table, pca: PCA, components) -> torch.Tensor:
     """
     table = _table("table", table, nonzero_rows=False)
     n = pca.scores.shape[1]
-    columns = [check.positive_int("component", c, maximum=n) - 1 for c in components]
+    columns = [validate.positive_int("component", c, maximum=n) - 1 for c in components]
     if pca.scores.shape[0] != table.shape[0] or pca.directions.shape[1] != table.shape[1]:
         raise ValueError(
             f"pca is of a {pca.scores.shape[0]} x {pca.directions.shape[1]} table, not of this "
@@ -196,11 +196,11 @@ def smoothed_noise(width, n_rows=512, dim=384, generator=None) -> torch.Tensor:
     far rows are not, as in a trained table, so its PCA finds wave-like components too. (T, D)
     float64, from ``generator`` (a torch.Generator) if given.
     """
-    width = check.positive_float("width", width)
-    n_rows = check.positive_int("n_rows", n_rows)
-    dim = check.positive_int("dim", dim)
+    width = validate.positive_float("width", width)
+    n_rows = validate.positive_int("n_rows", n_rows)
+    dim = validate.positive_int("dim", dim)
     reach = max(1, 3 * int(width))
-    check.table_size("smoothed_noise", n_rows + 2 * reach, dim)
+    validate.table_size("smoothed_noise", n_rows + 2 * reach, dim)
     x = torch.randn(dim, 1, n_rows + 2 * reach, generator=generator, dtype=torch.float64)
     u = torch.arange(-reach, reach + 1, dtype=torch.float64)  # (2r+1,)
     kernel = torch.exp(-0.5 * (u / width) ** 2)
@@ -209,7 +209,7 @@ def smoothed_noise(width, n_rows=512, dim=384, generator=None) -> torch.Tensor:
 
 
 def _signal(name: str, values, min_length: int = 4) -> torch.Tensor:
-    check.float_tensor(name, values, min_rank=1, max_rank=1, shape_hint="(T,)")
+    validate.float_tensor(name, values, min_rank=1, max_rank=1, shape_hint="(T,)")
     if values.is_complex() or values.numel() < min_length:
         raise ValueError(
             f"{name} must be a real (T,) signal with at least {min_length} positions, got shape "
@@ -284,12 +284,12 @@ def component_pairs(
     """
     if not isinstance(pca, PCA):
         raise ValueError(
-            f"component_pairs takes the result of principal_components, got {check.show(pca)}."
+            f"component_pairs takes the result of principal_components, got {validate.show(pca)}."
         )
-    min_quadrature = check.real_number("min_quadrature", min_quadrature)
+    min_quadrature = validate.real_number("min_quadrature", min_quadrature)
     if not 0.0 < min_quadrature <= 1.0:
         raise ValueError(f"min_quadrature must be in (0, 1], got {min_quadrature}.")
-    min_share = check.real_number("min_share", min_share)
+    min_share = validate.real_number("min_share", min_share)
     if not 0.0 < min_share < 1.0:
         raise ValueError(f"min_share must be in (0, 1), got {min_share}.")
     scores = pca.scores  # (T, n)

@@ -1,4 +1,4 @@
-"""Grade a class: ``python -m posenc_lib.grade SUBMISSION_OR_FOLDER... --out grades.csv``.
+"""Grade a class: ``python -m posenc_lib.grading.cli SUBMISSION_OR_FOLDER... --out grades.csv``.
 
 Each submission (an exercises notebook) runs in its own child process, in a scratch folder, with a
 wall-clock timeout, memory, CPU and file-size limits and an empty environment (``_sandbox.py``). The
@@ -40,8 +40,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import _sandbox, checks
-from .checks.run import KINDS, Collected, Outcome, TooMany
+from posenc_lib import checks
+from posenc_lib.checks.run import KINDS, Collected, Outcome, TooMany
+from posenc_lib.grading import sandbox as _sandbox
 
 STATUSES = ("ok", "error", "timeout", "invalid", "tampered")
 MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
@@ -469,7 +470,7 @@ def _as_completed(futures):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_lib.grade",
+        prog="python -m posenc_lib.grading.cli",
         description="Grade exercise notebooks; write a grade sheet (CSV) and feedback (JSON).",
     )
     parser.add_argument("paths", nargs="+", type=Path, help="notebooks, or folders of notebooks")

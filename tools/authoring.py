@@ -1,7 +1,7 @@
 """Course authoring: write exercise notebooks from solutions, and re-execute every notebook.
 
-    python -m posenc_lib.authoring exercises   # solutions/*.ipynb -> exercises/*.ipynb (make exercises)
-    python -m posenc_lib.authoring execute     # re-run every notebook in place (make notebooks)
+    python -m tools.authoring exercises   # solutions/*.ipynb -> exercises/*.ipynb (make exercises)
+    python -m tools.authoring execute     # re-run every notebook in place (make notebooks)
 
 The solutions notebook is the one source of a chapter's exercises. In its code cells, the lines
 from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become a stub in the exercises notebook:
@@ -163,7 +163,7 @@ def course_notebooks(root: Path = ROOT) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_lib.authoring", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.authoring", description=__doc__)
     parser.add_argument("command", choices=["exercises", "execute"])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks to execute (default: all)")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Chapter 7's experiment: train every position method at length L, test at L, 2L, 4L and 8L.
 
-    python -m posenc_lib.extrapolation            # about 10 minutes on a laptop CPU (make experiment)
-    python -m posenc_lib.extrapolation --quick    # a smoke run: few steps, results not saved
+    python -m posenc_lib.models.experiment            # about 10 minutes on a laptop CPU (make experiment)
+    python -m posenc_lib.models.experiment --quick    # a smoke run: few steps, results not saved
 
 Writes to ``posenc_lib/data/extrapolation/``: one checkpoint per method (float16, ~0.5 MB each),
 three RoPE checkpoints fine-tuned at 4L (Position Interpolation, YaRN, and no scaling as the
@@ -27,10 +27,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from . import corpus
-from .tinylm import POSITIONS, LMConfig, TinyLM
+from posenc_lib.models import corpus
+from posenc_lib.models.results import DATA
+from posenc_lib.models.tinylm import POSITIONS, LMConfig, TinyLM
 
-DATA = Path(__file__).resolve().parent / "data" / "extrapolation"
 L = 64  # the training length
 MULTIPLES = (1, 2, 4, 8)
 SETTINGS = {
@@ -233,11 +233,6 @@ def _finetune(base, train_tokens, val_tokens, lengths, s, progress, out) -> dict
     return tuned
 
 
-def load_results(folder: Path = DATA) -> dict:
-    """The committed results.json."""
-    return json.loads((folder / "results.json").read_text(encoding="utf-8"))
-
-
 def load_model(name: str, folder: Path = DATA) -> TinyLM:
     """A committed checkpoint by name: a method from POSITIONS, or rope-linear-finetuned etc."""
     path = folder / f"{name}.pt"
@@ -248,7 +243,9 @@ def load_model(name: str, folder: Path = DATA) -> TinyLM:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_lib.extrapolation", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m posenc_lib.models.experiment", description=__doc__
+    )
     parser.add_argument("--out", type=Path, default=DATA)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 30 steps, not saved")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")

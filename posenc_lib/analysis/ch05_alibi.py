@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import torch
 
-from . import _validate as check
-from .alibi import alibi_bias, alibi_slopes
+from posenc_lib import _validate as validate
+from posenc_lib.alibi import alibi_bias, alibi_slopes
 
 WINDOW_FACTOR = 10.0  # "effective window": the distance at which a key's weight is 10 times smaller
 MAX_VIEW_POSITIONS = 1024  # the dashboard's longest sequence
@@ -37,17 +37,17 @@ VIEW_PIXELS = 128  # the dashboard's bias picture: at most this many queries and
 def _slopes(slopes) -> torch.Tensor:
     """Slopes as a float64 (H,) tensor of positive finite numbers (a tensor, list or one number)."""
     if isinstance(slopes, torch.Tensor):
-        check.float_tensor("slopes", slopes, min_rank=0, max_rank=1, shape_hint="(H,)")
+        validate.float_tensor("slopes", slopes, min_rank=0, max_rank=1, shape_hint="(H,)")
         values = slopes.detach().to("cpu", torch.float64).reshape(-1)  # (H,)
     else:
         items = slopes if isinstance(slopes, (list, tuple)) else [slopes]
         values = torch.tensor(
-            [check.real_number("a slope", s) for s in items], dtype=torch.float64
+            [validate.real_number("a slope", s) for s in items], dtype=torch.float64
         )  # (H,)
     if values.numel() == 0 or not bool(torch.isfinite(values).all()) or bool((values <= 0).any()):
         raise ValueError(
             f"slopes must be one or more finite numbers above 0 (an ALiBi slope m > 0 makes the "
-            f"penalty -m * distance), got {check.show(slopes)}."
+            f"penalty -m * distance), got {validate.show(slopes)}."
         )
     return values
 
@@ -58,7 +58,7 @@ def ladder_size(num_heads) -> int:
     The other H - H' heads take the odd places of the ladder of 2 H' heads: extra head k sits half
     a ladder step above head k (``alibi_slopes``).
     """
-    n = check.positive_int("num_heads", num_heads, maximum=2**16)
+    n = validate.positive_int("num_heads", num_heads, maximum=2**16)
     return 2 ** int(math.floor(math.log2(n)))
 
 
@@ -71,7 +71,7 @@ def effective_window(slopes, factor=WINDOW_FACTOR) -> torch.Tensor:
     slopes: (H,) tensor, a list or one number; factor > 1. Returns (H,) float64.
     """
     m = _slopes(slopes)  # (H,)
-    f = check.positive_float("factor", factor, minimum=1.0)
+    f = validate.positive_float("factor", factor, minimum=1.0)
     return math.log(f) / m  # (H,)
 
 
@@ -86,16 +86,16 @@ def head_bias(num_heads, head, n_positions, causal=True, step=1) -> torch.Tensor
     above the diagonal when causal.
     """
     slopes = alibi_slopes(num_heads)  # (H,)
-    head = check.whole_int("head", head)
+    head = validate.whole_int("head", head)
     if not 0 <= head < slopes.numel():
         raise ValueError(
             f"head must be in 0..{slopes.numel() - 1} (counting from 0) for {slopes.numel()} "
             f"heads, got {head}."
         )
-    n = check.positive_int("n_positions", n_positions)
-    check.boolean("causal", causal)
-    step = check.positive_int("step", step)
-    check.table_size(f"a ({n}, {n}) bias", n, n)
+    n = validate.positive_int("n_positions", n_positions)
+    validate.boolean("causal", causal)
+    step = validate.positive_int("step", step)
+    validate.table_size(f"a ({n}, {n}) bias", n, n)
     if n <= MAX_VIEW_POSITIONS:  # the dashboard's sizes: one cached pattern serves them all
         pattern = _view_pattern(causal)[:n:step, :n:step]  # (T/s, T/s), a view
     else:
@@ -128,8 +128,8 @@ def key_bias(num_heads, n_positions) -> torch.Tensor:
     rows are chapter 2's integer encoding t, scaled by each head's slope.
     """
     slopes = alibi_slopes(num_heads)  # (H,), float32 as in transformers
-    n = check.positive_int("n_positions", n_positions)
-    check.table_size(f"a ({n}, {slopes.numel()}) key bias", n, slopes.numel())
+    n = validate.positive_int("n_positions", n_positions)
+    validate.table_size(f"a ({n}, {slopes.numel()}) key bias", n, slopes.numel())
     positions = torch.arange(n, dtype=torch.float32)  # (T,)
     return positions[:, None] * slopes[None, :]  # (T, H)
 
@@ -156,10 +156,12 @@ def convention_bias(name, num_heads, n_positions) -> torch.Tensor:
     "symmetric" equal ``alibi_bias`` exactly, "bloom" and "mpt" equal transformers' functions to
     float32 rounding. Returns (H, T, T) float32.
     """
-    check.choice("name", name, tuple(CONVENTIONS))
+    validate.choice("name", name, tuple(CONVENTIONS))
     slopes = alibi_slopes(num_heads)  # (H,), float32 as in alibi_bias and transformers
-    n = check.positive_int("n_positions", n_positions)
-    check.table_size(f"an ALiBi bias of shape ({slopes.numel()}, {n}, {n})", slopes.numel(), n, n)
+    n = validate.positive_int("n_positions", n_positions)
+    validate.table_size(
+        f"an ALiBi bias of shape ({slopes.numel()}, {n}, {n})", slopes.numel(), n, n
+    )
     positions = torch.arange(n, dtype=torch.float32)  # (T,): whole numbers, exact
     bias = CONVENTIONS[name](slopes[:, None, None], positions[:, None], positions[None, :], n)
     return bias.expand(slopes.numel(), n, n) + 0.0  # (H, T, T), a row per query
@@ -172,10 +174,10 @@ def biased_softmax(logits, bias=None, causal=True) -> torch.Tensor:
     e.g. (H, T_q, T_k). Queries are the last T_q of the T_k positions, as in ``alibi_bias``.
     Returns (..., T_q, T_k); each row sums to 1.
     """
-    check.float_tensor("logits", logits, min_rank=2, shape_hint="(..., T_q, T_k)")
-    check.boolean("causal", causal)
+    validate.float_tensor("logits", logits, min_rank=2, shape_hint="(..., T_q, T_k)")
+    validate.boolean("causal", causal)
     if bias is not None:
-        check.float_tensor("bias", bias, min_rank=2, shape_hint="(..., T_q, T_k)")
+        validate.float_tensor("bias", bias, min_rank=2, shape_hint="(..., T_q, T_k)")
         try:
             torch.broadcast_shapes(logits.shape, bias.shape)
         except RuntimeError:
@@ -201,7 +203,7 @@ def diagonal_spread(bias) -> float:
     diagonal k for BLOOM's +m j. Entries that are -inf (masked) are ignored. bias: (..., T, T),
     the worst over the leading dims. Returns a float.
     """
-    check.float_tensor("bias", bias, min_rank=2, shape_hint="(..., T, T)")
+    validate.float_tensor("bias", bias, min_rank=2, shape_hint="(..., T, T)")
     rows, cols = bias.shape[-2:]
     values = bias.detach().to("cpu", torch.float64).reshape(-1, rows * cols)  # (B, T_q * T_k)
     finite = torch.isfinite(values)
@@ -234,8 +236,8 @@ def far_mass(slopes, n_keys, distance) -> torch.Tensor:
     float64. 0 means the head never looks that far; (n-1-distance)/n would be no bias at all.
     """
     m = _slopes(slopes)  # (H,)
-    n = check.positive_int("n_keys", n_keys, maximum=2**24)
-    far = check.whole_int("distance", distance)
+    n = validate.positive_int("n_keys", n_keys, maximum=2**24)
+    far = validate.whole_int("distance", distance)
     if far < 0:
         raise ValueError(f"distance must be >= 0 (a number of tokens back), got {far}.")
     return _distance_weights(m, n)[:, far + 1 :].sum(-1)  # (H,)
@@ -250,12 +252,12 @@ def needle_weight(slopes, n_keys, distances, advantage) -> torch.Tensor:
     fades once m d passes a. slopes (H,); distances: ints in 0..n-1, (K,). Returns (H, K) float64.
     """
     m = _slopes(slopes)  # (H,)
-    n = check.positive_int("n_keys", n_keys, maximum=2**24)
-    a = check.real_number("advantage", advantage)
+    n = validate.positive_int("n_keys", n_keys, maximum=2**24)
+    a = validate.real_number("advantage", advantage)
     d = torch.as_tensor(distances)
-    check.integer_tensor("distances", d, "whole numbers of tokens")
+    validate.integer_tensor("distances", d, "whole numbers of tokens")
     if d.numel() == 0 or int(d.min()) < 0 or int(d.max()) >= n:
-        raise ValueError(f"distances must lie in 0..{n - 1} for {n} keys, got {check.show(d)}.")
+        raise ValueError(f"distances must lie in 0..{n - 1} for {n} keys, got {validate.show(d)}.")
     d = d.reshape(-1).to(torch.float64)  # (K,)
     decay = -m[:, None] * d[None, :]  # (H, K): the bias at the needle
     log_z = torch.logsumexp(-m[:, None] * torch.arange(n, dtype=torch.float64), dim=-1)  # (H,)
@@ -307,14 +309,14 @@ def alibi_view(num_heads, head, n_positions, seed=0) -> AlibiView:
     and a slider move then costs the same at any T.
     """
     slopes = alibi_slopes(num_heads)  # (H,)
-    head = check.whole_int("head", head)
+    head = validate.whole_int("head", head)
     if head < 0:
         raise ValueError(f"head must be >= 0 (counting from 0), got {head}.")
-    n = check.positive_int("n_positions", n_positions, maximum=MAX_VIEW_POSITIONS)
+    n = validate.positive_int("n_positions", n_positions, maximum=MAX_VIEW_POSITIONS)
     if n < 2:
         raise ValueError(f"n_positions must be at least 2 to have a distance, got {n}.")
     shown = min(head, slopes.numel() - 1)
-    content = _content_scores(check.whole_int("seed", seed))[:n]  # (T,) by distance
+    content = _content_scores(validate.whole_int("seed", seed))[:n]  # (T,) by distance
     step = math.ceil(n / VIEW_PIXELS)
     last_row = alibi_bias(num_heads, 1, n)[shown, 0]  # (T,): the last query, -m (T - 1 - j)
     by_distance = last_row.flip(0)  # (T,): its bias at distance d = 0 .. T-1

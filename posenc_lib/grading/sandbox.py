@@ -28,8 +28,8 @@ import types
 import numpy as np
 import torch
 
-from . import checks as _checks
-from .checks import run as _run
+from posenc_lib import checks as _checks
+from posenc_lib.checks import run as _run
 
 CELL_SECONDS = 20.0  # one cell's time limit
 # What a submission may not replace unnoticed: (owner, attribute name).
