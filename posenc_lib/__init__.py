@@ -1,10 +1,18 @@
 """posenc_lib: the positional encodings of the course, in one small library.
 
-Math lives in ``absolute``, ``attention``, ``relative``, ``alibi`` and ``rope``, and the yardstick
-every chapter scores encodings with in ``report``; they take and return
-torch tensors and never import a plotting library. Shapes use B batch, H heads, T positions,
-D model or head dims.
+This module is the public API: what the lectures and exercises import. The math core sits beside
+it (``absolute``, ``attention``, ``relative``, ``alibi``, ``rope``, ``bounds``); it takes and
+returns torch tensors and imports nothing else of the package. Above it, in layers that import
+only downwards (CONTRIBUTING.md has the map): ``analysis/`` (each chapter's measurements, the
+yardstick), ``models/`` (MiniLM, chapter 7's tiny LM and its experiment), ``viz/`` (figures and
+dashboards), ``checks/`` (the exercises' checks) and ``grading/`` (the class grader).
+
+What an exercise needs from a chapter's measurements or models is exported here on purpose and
+loaded on first use (MiniLM and the trained checkpoints are not read by ``import posenc_lib``).
+Shapes use B batch, H heads, T positions, D model or head dims.
 """
+
+import importlib
 
 from posenc_lib.absolute import (
     LearnedPositionalEmbedding,
@@ -18,24 +26,65 @@ from posenc_lib.absolute import (
 from posenc_lib.alibi import alibi_bias, alibi_slopes
 from posenc_lib.analysis.report import compare_reports, position_report
 from posenc_lib.attention import causal_mask, self_attention
+from posenc_lib.bounds import FLOAT32, FLOAT64, bound
 from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
 from posenc_lib.rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
 
+# name -> the module that holds it, imported on first use (PEP 562). A module's own name maps to it.
+_ON_DEMAND = {
+    # chapter 2: MiniLM's learned position table (the real model, read offline)
+    "position_weight": "posenc_lib.models.minilm",
+    # chapter 6: RoPE's rotation and the measurements the exercises build on
+    "rotate": "posenc_lib.analysis.ch06_rope",
+    "attention_logits": "posenc_lib.analysis.ch06_rope",
+    "error_by_offset": "posenc_lib.analysis.ch06_rope",
+    "random_query_key": "posenc_lib.analysis.ch06_rope",
+    # chapter 7: the generated corpus, the trained tiny models, their per-position scores
+    "corpus": "posenc_lib.models.corpus",
+    "load_model": "posenc_lib.models.experiment",
+    "position_score_curves": "posenc_lib.analysis.ch07_extrapolation",
+}
+
+
+def __getattr__(name: str):
+    if name not in _ON_DEMAND:
+        raise AttributeError(f"module 'posenc_lib' has no attribute {name!r}")
+    module = importlib.import_module(_ON_DEMAND[name])
+    value = module if module.__name__.endswith("." + name) else getattr(module, name)
+    globals()[name] = value  # once: later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ON_DEMAND))
+
+
 __all__ = [
+    "FLOAT32",
+    "FLOAT64",
     "LearnedPositionalEmbedding",
     "ROPE_SCALING",
     "RelativePositionBias",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
+    "attention_logits",
     "binary_encoding",
+    "bound",
+    "corpus",
+    "error_by_offset",
     "causal_mask",
     "compare_reports",
     "integer_encoding",
+    "load_model",
     "normalized_encoding",
     "position_report",
+    "position_score_curves",
+    "position_weight",
+    "random_query_key",
     "rope_cos_sin",
     "rope_inv_freq",
+    "rotate",
     "self_attention",
     "sinusoidal_encoding",
     "sinusoidal_frequencies",
