@@ -40,7 +40,7 @@ from pathlib import Path
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from posenc_lib.viz.dashboards import DASHBOARDS
+from posenc_lib.viz.registry import DASHBOARDS
 from tools.browser import chromium_path, launch_offline
 from tools.demo import chapters, voila_server, write_demos
 

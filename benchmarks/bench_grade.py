@@ -2,8 +2,8 @@
 
 Grades N copies of a solved submission and N of a broken one (every function raises a TypeError
 or returns the wrong thing) for chapter 1, with 1 and then 2 workers, through the same code path
-as ``python -m posenc_lib.grading.cli``. The first figure includes starting the forkserver (importing
-torch once). Targets on the course's reference machine (2 cores): under 2 s per submission with
+as ``posenc-grade`` (``grader.grade_all``, without its progress bar). The first figure includes
+starting the forkserver (importing torch once). Targets on the course's reference machine (2 cores): under 2 s per submission with
 one worker, and a class of 100 in under 3 minutes with two.
 
     python benchmarks/bench_grade.py [N]        (default N = 25: 50 submissions per run)
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from posenc_lib.grading.cli import grade_all
+from posenc_lib.grading.grader import grade_all
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +45,7 @@ def main(n: int = 25) -> None:
         print(f"{len(paths)} chapter-1 submissions ({n} solved, {n} broken)")
         for workers in (1, 2):
             started = time.perf_counter()
-            rows = grade_all(paths, seed=11, timeout=60, workers=workers)
+            rows = grade_all(paths, seed=11, timeout=60, workers=workers, progress=False)
             seconds = time.perf_counter() - started
             scores = sorted({r.score for r in rows})
             assert all(r.status == "ok" for r in rows) and scores == [0, 12], scores

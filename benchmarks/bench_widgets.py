@@ -1,7 +1,7 @@
 """How fast does each dashboard answer a control change? Prints median and 90th percentile, in ms.
 
 Runs inside a real Jupyter kernel with ``%matplotlib widget`` (ipympl), as a notebook would. For
-each dashboard in ``posenc_lib.viz.dashboards.DASHBOARDS`` it sets the controls 50 times (every control in
+each dashboard in ``posenc_lib.viz.registry.DASHBOARDS`` it sets the controls 50 times (every control in
 turn, through its range) and times, for each change, everything the kernel does before the browser
 can show the new picture:
 
@@ -31,7 +31,7 @@ KERNEL_CODE = f"""
 %matplotlib widget
 import json, statistics, time
 import matplotlib.pyplot as plt
-from posenc_lib.viz.dashboards import DASHBOARDS
+from posenc_lib.viz.registry import DASHBOARDS
 
 figures = {{}}
 for name, make in DASHBOARDS.items():

@@ -24,7 +24,7 @@ def causal_mask(n_positions, *, device=None) -> torch.Tensor:
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
-def _check_inputs(x, projections, bias, causal) -> None:
+def _validate_inputs(x, projections, bias, causal) -> None:
     """Shapes and dtypes of self_attention's inputs, each mistake named in a sentence."""
     validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, D)")
     n_pos, d_in = x.shape[-2], x.shape[-1]
@@ -70,7 +70,7 @@ def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
     Returns (out, weights): out (..., T, d_v) and weights (..., T, T); with an (H, T, T) bias,
     (..., H, T, d_v) and (..., H, T, T). Rows of ``weights`` sum to 1.
     """
-    _check_inputs(x, (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)), bias, causal)
+    _validate_inputs(x, (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)), bias, causal)
     n_pos = x.shape[-2]
 
     q, k, v = x @ w_q, x @ w_k, x @ w_v  # (..., T, d_k), (..., T, d_k), (..., T, d_v)

@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from posenc_lib.viz.dashboards import DASHBOARDS
+from posenc_lib.viz.registry import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR = ROOT / "build" / "demo"
@@ -50,15 +50,6 @@ h1 { font-size: 34px; }
 @media (min-width: 1400px) and (min-height: 900px) { .jupyter-matplotlib-figure { zoom: 1.5; } }
 @media (min-width: 1800px) and (min-height: 1000px) { .jupyter-matplotlib-figure { zoom: 1.8; } }
 """
-
-
-def chapters() -> dict[str, str]:
-    """Chapter key ('start', '01' ... '07') -> the DASHBOARDS name of its dashboard."""
-    keys = {}
-    for name in DASHBOARDS:
-        prefix = name.split(":", 1)[0]
-        keys[prefix.removeprefix("ch")] = name
-    return keys
 
 
 def chapter_key(chapter: str) -> str:
@@ -104,7 +95,7 @@ def demo_notebook(chapter: str) -> dict:
         "torch.set_num_threads(1)  # a dashboard's tensors are tiny: one thread is fastest\n"
         "from IPython.display import HTML, display\n"
         "from posenc_lib.viz.figures import projector_style\n"
-        "from posenc_lib.viz.dashboards import DASHBOARDS\n"
+        "from posenc_lib.viz.registry import DASHBOARDS\n"
         "projector_style()\n"
         f"display(HTML({json.dumps('<style>' + CSS + '</style>')}))\n"
         f"display(HTML({json.dumps(f'<h1>{title}</h1>')}))"

@@ -7,12 +7,17 @@ myst-nb), offline: no launch buttons, no thebe, and MathJax served from the site
 the ``sphinx-mathjax-offline`` package) instead of a CDN. The folder has ``index.html`` at its top
 and can be published as it is (any static web server, or opened from disk).
 
+Code cells tagged ``hide-input`` (jupyter-book's tag, on cells whose only job is a figure) show
+their output under a collapsed "Show code cell source". ``make site`` on a terminal shows a tqdm
+bar as jupyter-book reads and writes each page.
+
 jupyter-book wants its sources under one root, so they are staged in ``build/site-src/``: the
 notebooks are copied (each lecture gains one cell linking its exercises and solutions; each
 solutions page is titled as such), and ``_config.yml``, ``_toc.yml`` and the index page are
 written. The index's chapter list is read from the start page's map (title, question, time,
 prerequisites), so the two cannot disagree.
 
+After the build, ``site_audit.check_site`` looks for broken links, network loads and lost figures.
 Imports nothing of the library: this is authoring, like ``authoring.py``.
 """
 
@@ -27,11 +32,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import nbformat
+from tqdm.auto import tqdm
+
+from tools.site_audit import check_site
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_DIR = ROOT / "build" / "site"
@@ -42,6 +48,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The parts of MathJax 3 the pages load: the TeX-to-HTML bundle, its fonts and output code, the TeX
 # extensions it loads on demand, and its menu and accessibility parts (about 2 MB of the 24 MB).
 MATHJAX_PARTS = ["tex-chtml.js", "output/chtml", "input/tex/extensions", "ui", "a11y"]
+# Sphinx's line for each page it reads and writes, once its colours are taken off.
+SPHINX_STEP = re.compile(r"(?:reading sources|writing output)\.\.\. \[\s*\d+%\] (\S+)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -275,19 +284,52 @@ def _copy_mathjax(static: Path) -> None:
             shutil.copy2(origin, target)
 
 
-def build_site(
-    out: Path = SITE_DIR, source: Path = SOURCE_DIR, keys: list[str] | None = None
-) -> SiteBuild:
-    """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails."""
-    started = time.perf_counter()
-    stage(source, keys=keys)
+def _jupyter_book(source: Path, progress: bool | None) -> tuple[int, str]:
+    """Run jupyter-book on the staged sources: (exit code, its log).
+
+    A tqdm bar on stderr follows Sphinx's "reading sources... [ 4%] notebooks/01_..." and
+    "writing output..." lines, two steps a page; ``progress`` True always, False never, None
+    (the default) only on a terminal or in Jupyter, so a pipe or a log gets no bar.
+    """
     book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
     command = [book, "build", str(source), "--builder", "html", "--keep-going"]
-    run = subprocess.run(command, capture_output=True, text=True, check=False)
-    log = run.stdout + run.stderr
+    pages = 1 + sum(1 for _ in source.rglob("*.ipynb"))  # the notebooks and the index
+    log, quiet = [], None if progress is None else not progress
+    bar = tqdm(total=2 * pages, desc="website", unit="step", disable=quiet)
+    pipe = {
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+        "text": True,
+        "errors": "replace",
+    }
+    with bar, subprocess.Popen(command, **pipe) as run:
+        for line in run.stdout:
+            log.append(line)
+            step = SPHINX_STEP.search(ANSI.sub("", line))
+            if step:
+                bar.set_postfix_str(step[1], refresh=False)
+                bar.update(1)
+    return run.returncode, "".join(log)
+
+
+def build_site(
+    out: Path = SITE_DIR,
+    source: Path = SOURCE_DIR,
+    keys: list[str] | None = None,
+    root: Path = ROOT,
+    progress: bool | None = None,
+) -> SiteBuild:
+    """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails.
+
+    ``root``: the course folder to read (the tests build a copy); ``progress``: see
+    ``_jupyter_book``.
+    """
+    started = time.perf_counter()
+    stage(source, root, keys)
+    code, log = _jupyter_book(source, progress)
     html = source / "_build" / "html"
-    if run.returncode != 0 or not (html / "index.html").exists():
-        raise RuntimeError(f"jupyter-book failed (exit {run.returncode}):\n{log[-4000:]}")
+    if code != 0 or not (html / "index.html").exists():
+        raise RuntimeError(f"jupyter-book failed (exit {code}):\n{log[-4000:]}")
     _copy_mathjax(html / "_static")
     if out.exists():
         shutil.rmtree(out)
@@ -304,68 +346,6 @@ def build_site(
     return SiteBuild(out, pages, time.perf_counter() - started, warnings)
 
 
-class _References(HTMLParser):
-    """Every (tag, attribute, value, rel) of a page whose attribute is a href or src."""
-
-    def __init__(self):
-        super().__init__()
-        self.found: list[tuple[str, str, str, str]] = []
-
-    def handle_starttag(self, tag, attrs):
-        values = dict(attrs)
-        for name in ("href", "src"):
-            if values.get(name):
-                self.found.append((tag, name, values[name], values.get("rel") or ""))
-
-
-def references(page: Path) -> list[tuple[str, str, str, str]]:
-    """(tag, attribute, value, rel) for every href and src in an HTML page."""
-    parser = _References()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser.found
-
-
-def png_outputs(notebook: Path) -> int:
-    """How many image/png outputs a notebook's cells carry (figures and dashboard stills)."""
-    cells = nbformat.read(notebook, as_version=4).cells
-    return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
-
-
-def check_site(folder: Path, source: Path = SOURCE_DIR) -> list[str]:
-    """What is wrong with a built site, one sentence each; an empty list when nothing is.
-
-    Every local href and src must point at a file of the site; no script or stylesheet may come
-    from the network (links in the text to papers may); every notebook's page must show at least
-    as many pictures (embedded, or files that exist) as the notebook has PNG outputs.
-    """
-    problems = []
-    for page in sorted(folder.rglob("*.html")):
-        if "_static" in page.parts:
-            continue
-        name = page.relative_to(folder).as_posix()
-        images = 0
-        for tag, attr, value, rel in references(page):
-            parts = urlsplit(value)
-            if parts.scheme in ("http", "https") or value.startswith("//"):
-                if tag in ("script", "img") or (tag == "link" and "icon" not in rel):
-                    problems.append(f"{name}: <{tag} {attr}> loads {value} from the network")
-                continue
-            if parts.scheme in ("data", "mailto", "javascript") or not parts.path:
-                images += tag == "img" and parts.scheme == "data"
-                continue
-            target = (page.parent / unquote(parts.path)).resolve()
-            if target.is_dir():
-                target = target / "index.html"
-            if not target.is_file():
-                problems.append(f"{name}: <{tag} {attr}={value!r}> points at a missing file")
-            elif tag == "img":
-                images += 1
-        notebook = source / page.relative_to(folder).with_suffix(".ipynb")
-        if notebook.exists() and images < (expected := png_outputs(notebook)):
-            problems.append(f"{name}: {images} pictures shown, but its notebook has {expected}")
-    return problems
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m tools.site",
@@ -378,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
     size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
     for line in built.warnings:
         print("   ", line)
-    problems = check_site(built.folder)
+    problems = check_site(built.folder, SOURCE_DIR)
     for problem in problems:
         print("    PROBLEM:", problem)
     if problems:

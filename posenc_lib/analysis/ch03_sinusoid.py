@@ -12,8 +12,9 @@ w_i = base ** (-2i / D). This module measures it:
   to any position two or more steps away, dist(k) > dist(1) for 2 <= k <= T - 1, where
   dist(k) = ||PE_{t+k} - PE_t||. ``confusion`` measures it; ``smallest_unambiguous_base``
   searches for the smallest base that passes; ``scan_bases`` runs the test for many bases;
-- helpers that verify the chapter's claims on any table: the best linear shift map (least squares),
-  the spread of dot products over t, the direction gap, and the tensor2tensor layout.
+- the tensor2tensor layout (``tensor2tensor_encoding``), and helpers that verify the chapter's
+  claims on any table (in ``ch03_tables``, imported here): the best linear shift map (least
+  squares), the spread of dot products over t, the direction gap, the two column layouts.
 
 Shapes: T positions, D = d_model dims, K offsets. Tensors in, tensors (or plain numbers) out.
 """
@@ -28,6 +29,16 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_frequencies
+from posenc_lib.analysis.ch03_tables import (  # noqa: F401 - re-exported: chapter 3's names
+    _table,
+    best_linear_shift,
+    direction_gap,
+    score_direction_gap,
+    shift_error,
+    to_concatenated,
+    to_interleaved,
+    translation_spread,
+)
 
 MAX_CONFUSION_POSITIONS = 10_000_000  # a search past this is minutes of work: refuse it
 _CHUNK = 8192  # offsets per block in the offset-only computations
@@ -256,94 +267,6 @@ def similarity_by_decade(d_model, base=10000.0, n_decades: int = 5) -> torch.Ten
     return torch.stack(means)  # (n,)
 
 
-# -- verifying the chapter's claims on any table ---------------------------------------------------
-
-
-def _table(table, name="table") -> torch.Tensor:
-    validate.float_tensor(name, table, 2, 2, "(T, D)")
-    return table.detach().to("cpu", torch.float64)  # (T, D)
-
-
-def _offset_in(table: torch.Tensor, offset) -> int:
-    k = validate.whole_int("offset", offset)
-    if not 0 < abs(k) < table.shape[0]:
-        raise ValueError(
-            f"offset must be a non-zero whole number with |offset| < T = {table.shape[0]} (the "
-            f"table's length), got {k}."
-        )
-    return k
-
-
-def shift_error(table, offset, base=10000.0) -> float:
-    """max over t, dims of |PE_{t+k} - M_k PE_t| for a sinusoidal ``table`` (T, D) and M_k of
-    ``absolute.sinusoidal_shift_matrix``: 0 up to rounding when one matrix shifts every t."""
-    from posenc_lib.absolute import sinusoidal_shift_matrix
-
-    pe = _table(table)
-    k = _offset_in(pe, offset)
-    m_k = sinusoidal_shift_matrix(k, pe.shape[1], base, dtype=torch.float64)  # (D, D)
-    src, dst = (pe[:-k], pe[k:]) if k > 0 else (pe[-k:], pe[:k])  # rows t and t + k: (T-|k|, D)
-    return float((src @ m_k.T - dst).abs().max())
-
-
-def best_linear_shift(features, offset):
-    """The matrix M minimising sum_t ||F_{t+k} - M F_t||^2 over every t, by least squares.
-
-    features: (T, D). Returns (M (D, D), relative residual = ||F_{t+k} - M F_t|| / ||F_{t+k}||,
-    norms over all t). A residual at rounding level means one linear map shifts every position by k;
-    a large one means no single linear map does (Vaswani et al. 2017, section 3.5, the reason for
-    sin *and* cos).
-    """
-    f = _table(features, "features")
-    k = _offset_in(f, offset)
-    src, dst = (f[:-k], f[k:]) if k > 0 else (f[-k:], f[:k])  # (T-|k|, D) each
-    solution = torch.linalg.lstsq(src, dst, driver="gelsd").solution  # (D, D): dst ~ src @ X
-    residual = float((src @ solution - dst).norm() / dst.norm().clamp_min(1e-300))
-    return solution.T, residual  # M = X^T, so that F_{t+k} ~ M F_t
-
-
-def translation_spread(table, max_offset: int) -> float:
-    """max over 0 <= k <= max_offset of (max_t - min_t) <PE_t, PE_{t+k}>: 0 when dot products
-    depend on the offset only. table (T, D)."""
-    pe = _table(table)
-    top = validate.whole_int("max_offset", max_offset)
-    if not 0 <= top < pe.shape[0]:
-        raise ValueError(f"max_offset must be in 0..T-1 = {pe.shape[0] - 1}, got {top}.")
-    gram = pe @ pe.T  # (T, T)
-    return max(float(gram.diagonal(k).max() - gram.diagonal(k).min()) for k in range(top + 1))
-
-
-def direction_gap(table) -> float:
-    """max |<PE_t, PE_{t+k}> - <PE_t, PE_{t-k}>| over t and k >= 1 with 0 <= t-k and t+k <= T-1.
-
-    0 when a position's dot product with the one k steps ahead equals that with the one k steps
-    behind: the similarity has no direction. table (T, D), T >= 3.
-    """
-    pe = _table(table)
-    return score_direction_gap(pe @ pe.T)  # (T, T) Gram matrix
-
-
-def score_direction_gap(scores) -> float:
-    """max |S[t, t+k] - S[t, t-k]| over t and k >= 1 with both t - k and t + k in 0..T-1.
-
-    scores (T, T): any matrix of scores between positions, e.g. a Gram matrix PE PE^T or attention
-    logits (W PE) PE^T. 0 when looking k steps ahead and k steps behind scores the same.
-    """
-    validate.float_tensor("scores", scores, 2, 2, "(T, T)")
-    n = scores.shape[0]
-    if scores.shape[1] != n or n < 3:
-        raise ValueError(
-            f"scores must be a square (T, T) matrix with T >= 3, got shape {tuple(scores.shape)}."
-        )
-    gram = scores.detach().to("cpu", torch.float64)
-    gaps = []
-    for k in range(1, (n - 1) // 2 + 1):
-        ahead = gram.diagonal(k)[k : n - k]  # S[t, t+k] for t = k .. T-1-k
-        behind = gram.diagonal(-k)[: n - 2 * k]  # S[t, t-k] for the same t
-        gaps.append(float((ahead - behind).abs().max()))
-    return max(gaps)
-
-
 # -- the other published layout --------------------------------------------------------------------
 
 
@@ -363,29 +286,6 @@ def tensor2tensor_encoding(n_positions, d_model, base=10000.0, *, dtype=torch.fl
     omega = b ** (-i / max(d // 2 - 1, 1))  # (D/2,)
     angles = torch.arange(n, dtype=torch.float64)[:, None] * omega  # (T, D/2)
     return torch.cat((angles.sin(), angles.cos()), dim=-1).to(dtype)  # (T, D)
-
-
-def _even_columns(table) -> int:
-    validate.tensor("table", table, 2, 2, "(T, D)")
-    if table.shape[1] % 2:
-        raise ValueError(
-            f"table must have an even number of columns, (sin, cos) pairs; got shape "
-            f"{tuple(table.shape)}."
-        )
-    return table.shape[1]
-
-
-def to_concatenated(table) -> torch.Tensor:
-    """Interleaved columns (sin, cos, sin, cos, ...) -> [all sin | all cos]: a permutation."""
-    _even_columns(table)
-    return torch.cat((table[:, 0::2], table[:, 1::2]), dim=-1)  # (T, D)
-
-
-def to_interleaved(table) -> torch.Tensor:
-    """[all sin | all cos] -> interleaved (sin, cos, sin, cos, ...): undoes to_concatenated."""
-    half = _even_columns(table) // 2
-    pairs = torch.stack((table[:, :half], table[:, half:]), dim=-1)  # (T, D/2, 2)
-    return pairs.reshape(table.shape[0], -1)  # (T, D)
 
 
 # -- adding positions to token embeddings ----------------------------------------------------------

@@ -3,8 +3,9 @@
 The library's ``relative`` module holds T5's buckets and bias; this module holds what chapter 4
 computes around them:
 
-- ``offset_matrix`` and ``diagonal_spread``: a score matrix is *Toeplitz* when entry (i, j) depends
-  on j - i only; the spread is the largest (max - min) along any diagonal, 0 for a Toeplitz matrix.
+- ``offset_matrix`` and ``diagonal_spread`` (from ``toeplitz``, their one home, shared with chapters
+  5 and 6): a score matrix is *Toeplitz* when entry (i, j) depends on j - i only; the spread is the
+  largest (max - min) along any diagonal, 0 for a Toeplitz matrix.
 - ``absolute_terms``: with positions added to the input, the score of (x_i + p_i) and (x_j + p_j)
   splits into four terms (content-content, content-position, position-content, position-position);
   Dai et al. 2019 (arXiv:1901.02860), section 3.3, start from this expansion.
@@ -15,8 +16,8 @@ computes around them:
   eq. (4)); T5's bias is ``relative.RelativePositionBias`` (Raffel et al. 2020, section 2.1).
 - ``SCORERS`` and ``shift_experiment``: place a sentence at every offset inside a longer context
   and measure how much the scores between its own tokens change.
-- ``bucket_view`` and ``bucket_ranges``: T5's bucket map and bias matrix, for the dashboard and
-  the printed tables.
+- ``bucket_view`` and ``bucket_ranges`` (in ``ch04_buckets``, imported here): T5's bucket map and
+  bias matrix, for the dashboard and the printed tables.
 
 Conventions: T5 and Shaw index by key - query (j - i), Transformer-XL and DeBERTa by query - key
 (i - j); each function says which. Shapes: T positions, D input dims, d head dims, H heads.
@@ -32,42 +33,13 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_frequencies
-from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
-
-# -- Toeplitz structure -------------------------------------------------------------------------------
-
-
-def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
-    """Entry (r, j) is j - i, key position minus query position, with query i = query_offset + r.
-
-    Queries sit at positions query_offset .. query_offset + q_len - 1, keys at 0 .. k_len - 1.
-    Returns a LongTensor (T_q, T_k).
-    """
-    q = validate.positive_int("q_len", q_len)
-    k = q if k_len is None else validate.positive_int("k_len", k_len)
-    validate.table_size(f"a ({q}, {k}) offset matrix", q, k)
-    offset = validate.whole_int("query_offset", query_offset)
-    return torch.arange(k)[None, :] - (torch.arange(q)[:, None] + offset)  # (T_q, T_k)
-
-
-def diagonal_spread(matrix) -> float:
-    """The largest (max - min) over the entries that share one offset j - i, over all offsets.
-
-    matrix: (..., T_q, T_k), real; leading dims (heads, a batch) are measured separately and the
-    worst is returned. 0 exactly when every matrix is Toeplitz (constant along each diagonal).
-    """
-    validate.float_tensor("matrix", matrix, min_rank=2, shape_hint="(..., T_q, T_k)")
-    n_q, n_k = matrix.shape[-2:]
-    if matrix.numel() == 0:
-        raise ValueError(f"matrix needs at least one entry, got shape {tuple(matrix.shape)}.")
-    values = matrix.detach().reshape(-1, n_q * n_k).double()  # (B, T_q T_k)
-    diagonal = (offset_matrix(n_q, n_k) + n_q - 1).flatten()  # (T_q T_k,): 0 .. T_q + T_k - 2
-    index = diagonal.to(values.device).expand_as(values)
-    empty = torch.empty(values.shape[0], n_q + n_k - 1, dtype=torch.float64, device=values.device)
-    high = empty.fill_(-math.inf).scatter_reduce(1, index, values, "amax")  # (B, T_q + T_k - 1)
-    low = empty.clone().fill_(math.inf).scatter_reduce(1, index, values, "amin")
-    return float((high - low).max())
-
+from posenc_lib.analysis.ch04_buckets import (  # noqa: F401 - re-exported: chapter 4's names
+    BucketView,
+    bucket_ranges,
+    bucket_view,
+)
+from posenc_lib.analysis.toeplitz import diagonal_spread, offset_matrix  # noqa: F401 - re-exported
+from posenc_lib.relative import RelativePositionBias
 
 # -- the four terms of an absolute score ----------------------------------------------------------------
 
@@ -213,7 +185,7 @@ def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Te
         position-to-content  k_j . q_r[delta(j, i)]     (convention="paper")
     with delta(i, j) = clamp(i - j + C, 0, 2C - 1), C = ``span``. No position-to-position term. transformers'
     ``DisentangledSelfAttention`` (which runs the released checkpoints) indexes the third term by
-    delta(i, j) instead: convention="code", the default (tests/test_relbias_demo.py checks both).
+    delta(i, j) instead: convention="code", the default (tests/analysis/test_ch04_relative.py checks both).
     q, k: (T, d) content queries and keys; q_r, k_r: (2C, d) projected relative embeddings.
     Returns name -> (T, T).
     """
@@ -357,73 +329,6 @@ def scorer(name: str, d_model: int, seed: int = 0) -> Callable:
     validate.choice("name", name, tuple(SCORERS))
     d = validate.even_int("d_model", d_model, "the sinusoidal methods are built from pairs.")
     return SCORERS[name](d, validate.whole_int("seed", seed, maximum=2**31 - 1))
-
-
-# -- T5's buckets, for tables and the dashboard ----------------------------------------------------------
-
-
-def bucket_ranges(num_buckets=32, max_distance=128, bidirectional=True, up_to=256):
-    """(bucket, first distance, last distance) for each bucket of keys at or before the query.
-
-    Distances d = i - j = 0 .. up_to (offsets j - i = -d); with bidirectional=True the keys after
-    the query use the upper half of the buckets in the same way. The last range is open: every
-    distance >= its first lands there. Returns a list of tuples of ints.
-    """
-    up_to = validate.positive_int("up_to", up_to, maximum=2**24)
-    distance = torch.arange(up_to + 1)  # (N,)
-    buckets = t5_relative_position_bucket(-distance, bidirectional, num_buckets, max_distance)
-    starts = torch.nonzero(torch.diff(buckets, prepend=torch.tensor([-1]))).flatten().tolist()
-    ends = [s - 1 for s in starts[1:]] + [up_to]
-    return [(int(buckets[s]), s, e) for s, e in zip(starts, ends, strict=True)]
-
-
-class BucketView(NamedTuple):
-    """What the chapter 4 dashboard shows for one setting of T5's bucket parameters."""
-
-    offsets: torch.Tensor  # (2T - 1,): j - i from -(T - 1) to T - 1
-    buckets: torch.Tensor  # (2T - 1,): the bucket of each offset
-    bias: torch.Tensor  # (T, T): the bias of a fixed random table, by bucket of j - i
-    num_buckets: int
-    max_distance: int  # as used (raised if the setting asked for too small a value)
-    bidirectional: bool
-    exact: int  # distances 0 .. exact - 1 get a bucket each (per direction)
-    last_start: int  # the first distance that lands in its direction's last bucket
-    used: int  # distinct buckets that occur among the offsets shown
-    raised: bool  # True if max_distance was raised to exact + 1
-
-
-def bucket_view(num_buckets, max_distance, bidirectional, n_positions=160, seed=0) -> BucketView:
-    """T5's bucket map over offsets -(T-1)..T-1 and the (T, T) bias of a fixed random table.
-
-    The table holds one N(0, 1) value per bucket, drawn from ``seed`` (the same values for the
-    same num_buckets, whatever the other settings). max_distance below the exact range is raised
-    to exact + 1, the smallest value T5's formula accepts, and ``raised`` says so.
-    """
-    n_buckets = validate.positive_int("num_buckets", num_buckets, maximum=4096)
-    validate.boolean("bidirectional", bidirectional)
-    n = validate.positive_int("n_positions", n_positions, maximum=4096)
-    per_side = n_buckets // 2 if bidirectional else n_buckets
-    exact = per_side // 2
-    distance = validate.positive_int("max_distance", max_distance)
-    raised = distance <= exact
-    distance = exact + 1 if raised else distance
-    offsets = torch.arange(-(n - 1), n)  # (2T-1,)
-    buckets = t5_relative_position_bucket(offsets, bidirectional, n_buckets, distance)  # (2T-1,)
-    g = torch.Generator().manual_seed(validate.whole_int("seed", seed, maximum=2**31 - 1))
-    table = torch.randn(n_buckets, generator=g)  # (num_buckets,)
-    index = offset_matrix(n) + n - 1  # (T, T): position of j - i in ``offsets``
-    by_offset = table[buckets]  # (2T-1,): the bias of each offset
-    # gather, not by_offset[index]: indexing runs multi-threaded and can take 10 ms on 2 cores
-    bias = by_offset.expand(n, 2 * n - 1).gather(1, index)  # (T, T)
-    # Distances 0 .. max_distance: by max_distance every formula has reached the last bucket.
-    far = t5_relative_position_bucket(
-        -torch.arange(distance + 1), bidirectional, n_buckets, distance
-    )
-    last_start = int(torch.nonzero(far == per_side - 1).flatten()[0])
-    used = int(torch.unique(buckets).numel())
-    return BucketView(
-        offsets, buckets, bias, n_buckets, distance, bidirectional, exact, last_start, used, raised
-    )
 
 
 # -- input checks -------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.alibi import alibi_bias, alibi_slopes
+from posenc_lib.analysis.toeplitz import spread_by_offset, worst_spread
 
 WINDOW_FACTOR = 10.0  # "effective window": the distance at which a key's weight is 10 times smaller
 MAX_VIEW_POSITIONS = 1024  # the dashboard's longest sequence
@@ -201,24 +202,10 @@ def diagonal_spread(bias) -> float:
 
     0 for a Toeplitz matrix (the paper's -m (i - j), T5's bucketed bias); m (T - 1 - k) on
     diagonal k for BLOOM's +m j. Entries that are -inf (masked) are ignored. bias: (..., T, T),
-    the worst over the leading dims. Returns a float.
+    the worst over the leading dims. Returns a float. The measure is ``toeplitz.spread_by_offset``.
     """
     validate.float_tensor("bias", bias, min_rank=2, shape_hint="(..., T, T)")
-    rows, cols = bias.shape[-2:]
-    values = bias.detach().to("cpu", torch.float64).reshape(-1, rows * cols)  # (B, T_q * T_k)
-    finite = torch.isfinite(values)
-    offset = torch.arange(cols)[None, :] - torch.arange(rows)[:, None] + rows - 1  # (T_q, T_k)
-    index = offset.reshape(1, -1).expand_as(values)  # which diagonal each entry lies on
-    empty = (values.shape[0], rows + cols - 1)  # one slot per diagonal
-    high = torch.full(empty, -math.inf, dtype=torch.float64).scatter_reduce(
-        1, index, values.masked_fill(~finite, -math.inf), "amax"
-    )  # (B, diagonals): the largest finite entry of each diagonal
-    low = torch.full(empty, math.inf, dtype=torch.float64).scatter_reduce(
-        1, index, values.masked_fill(~finite, math.inf), "amin"
-    )  # (B, diagonals): the smallest
-    spread = high - low  # -inf on a diagonal with no finite entry
-    spread = spread[torch.isfinite(spread)]
-    return float(spread.max()) if spread.numel() else 0.0
+    return worst_spread(spread_by_offset(bias))
 
 
 def _distance_weights(slopes: torch.Tensor, n_keys: int) -> torch.Tensor:

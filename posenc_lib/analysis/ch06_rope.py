@@ -3,12 +3,9 @@
 The rotation itself is ``rope.apply_rope`` (RoFormer, Su et al. 2021, arXiv:2104.09864, eq. 34);
 this module asks questions of it:
 
-- ``rotate``: R_m x for every row, from positions (the frequencies, cos/sin tables and rotation are
-  the library's). The sign convention: the pair (x1, x2), read as the complex number x1 + i x2, is
-  multiplied by e^{i m theta}: it turns counterclockwise by m * theta.
-- ``as_complex`` and ``complex_scores``: the closed form <R_m q, R_n k> = Re sum_i q_i conj(k_i)
-  exp(1j (m - n) theta_i) (RoFormer eq. 35 in section 3.4.3; eq. 12 in section 3.2.1 for one
-  pair), which depends on m - n only;
+- ``rotate``, ``as_complex`` and ``complex_scores`` (in ``ch06_rotation``, imported here): R_m x
+  for every row from positions, and the closed form <R_m q, R_n k> = Re sum_i q_i conj(k_i)
+  exp(1j (m - n) theta_i) (RoFormer eq. 35), which depends on m - n only;
   ``offset_spread`` measures how far real scores are from that, over every (m, n) of a length.
 - ``layout_permutation`` and ``convert_projection``: "half" (Llama, NeoX) and "interleaved"
   (RoFormer, GPT-J) pair different dims; a fixed permutation of each head's dims maps one to the
@@ -36,105 +33,21 @@ from typing import NamedTuple
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.analysis.ch06_rotation import (  # noqa: F401 - re-exported: chapter 6's names
+    _positions,
+    _vector,
+    as_complex,
+    complex_scores,
+    rotate,
+)
+from posenc_lib.analysis.toeplitz import spread_by_offset, worst_spread
+from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin
+from posenc_lib.rope_scaling import rope_inv_freq
 
 F64 = torch.float64
 
 
-# -- input checks ---------------------------------------------------------------------------------
-
-
-def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
-    """A real 1-D tensor of even length (one query or key), as float64. (D,)."""
-    validate.float_tensor(name, value, min_rank=1, max_rank=1, shape_hint="(head_dim,)")
-    validate.even_int(
-        f"{name}'s length (head_dim)", value.shape[0], "RoPE rotates the dims in pairs."
-    )
-    if head_dim is not None and value.shape[0] != head_dim:
-        raise ValueError(
-            f"{name} has {value.shape[0]} dims but the other vector has {head_dim}; a query and a "
-            "key must have the same head_dim."
-        )
-    return value.detach().to(F64)
-
-
-def _positions(name: str, value) -> torch.Tensor:
-    """Positions as a float64 tensor (P,): an int T (meaning 0..T-1), a list, or a 1-D tensor."""
-    if isinstance(value, torch.Tensor):
-        validate.tensor(name, value, min_rank=1, max_rank=1, shape_hint="(P,)")
-        if value.is_complex() or value.dtype == torch.bool:
-            raise ValueError(f"{name} must hold real numbers, got dtype {value.dtype}.")
-        values = value.detach().to("cpu", F64)
-    elif isinstance(value, (list, tuple, range)):
-        values = torch.tensor(
-            [validate.real_number(f"each of {name}", v) for v in value], dtype=F64
-        )
-    else:
-        values = torch.arange(validate.positive_int(name, value), dtype=F64)
-    if values.numel() == 0:
-        raise ValueError(f"{name} is empty; give at least one position.")
-    if not bool(torch.isfinite(values).all()):
-        raise ValueError(f"{name} must be finite numbers.")
-    return values
-
-
-def _frequencies(head_dim, base) -> torch.Tensor:
-    """theta_i = base ** (-2i / D) in float64. (D/2,)."""
-    return rope_inv_freq(head_dim, base, dtype=F64)[0]
-
-
-# -- the rotation and its closed form -------------------------------------------------------------
-
-
-def rotate(x, positions, base=10000.0, style="half") -> torch.Tensor:
-    """R_m x_m: row m of ``x`` rotated to position ``positions[m]`` (RoFormer eq. 34).
-
-    x: (..., T, D) float. positions: an int T (0..T-1), a list or a (T,) tensor; may be fractional.
-    Built from the library's ``rope_inv_freq``, ``rope_cos_sin`` and ``apply_rope``, in float64.
-    Returns (..., T, D) float64.
-    """
-    validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    validate.choice("style", style, STYLES)
-    pos = _positions("positions", positions)  # (T,)
-    if pos.shape[0] != x.shape[-2]:
-        raise ValueError(
-            f"positions has {pos.shape[0]} entries but x has T = {x.shape[-2]} rows; give one "
-            "position per row."
-        )
-    cos, sin = rope_cos_sin(pos, _frequencies(x.shape[-1], base), style=style)  # (T, D) each
-    return apply_rope(x.detach().to(F64), cos, sin, style)
-
-
-def as_complex(x, style="half") -> torch.Tensor:
-    """Each pair (x1, x2) of the last dim as x1 + i x2, in the pair order of ``style``.
-
-    x: (..., D) -> (..., D/2) complex128. "half": pair i is (x_i, x_{i + D/2}); "interleaved":
-    pair i is (x_{2i}, x_{2i+1}).
-    """
-    validate.float_tensor("x", x, min_rank=1, shape_hint="(..., head_dim)")
-    validate.choice("style", style, STYLES)
-    d = validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
-    x = x.detach().to(F64)
-    if style == "half":
-        return torch.complex(x[..., : d // 2], x[..., d // 2 :])
-    return torch.complex(x[..., 0::2], x[..., 1::2])
-
-
-def complex_scores(q, k, offsets, base=10000.0, style="half") -> torch.Tensor:
-    """Re sum_i q_i conj(k_i) exp(1j delta theta_i) for each offset delta = m - n.
-
-    RoFormer eq. 35 (section 3.4.3; eq. 12 of section 3.2.1 is the one-pair case). Equal to
-    <R_m q, R_n k> for every m, n with m - n = delta. q, k: (D,). offsets: (P,) or an int P
-    (0..P-1). Returns (P,) float64.
-    """
-    q = _vector("q", q)
-    k = _vector("k", k, q.shape[0])
-    delta = _positions("offsets", offsets)  # (P,)
-    theta = _frequencies(q.shape[0], base)  # (D/2,)
-    phase = torch.polar(
-        torch.ones(delta.shape[0], theta.shape[0], dtype=F64), delta[:, None] * theta
-    )
-    return (as_complex(q, style) * as_complex(k, style).conj() * phase).real.sum(-1)  # (P,)
+# -- offset-only scores ---------------------------------------------------------------------------
 
 
 def score_matrix(q, k, n_positions, base=10000.0, style="half") -> torch.Tensor:
@@ -159,17 +72,13 @@ class OffsetSpread(NamedTuple):
 
 def diagonal_spread(scores) -> tuple[float, int]:
     """The largest (max - min) along one diagonal m - n = delta of a (T, T) score matrix, and that
-    delta. 0 means the scores depend on m - n only (a Toeplitz matrix). Returns (float, int)."""
+    delta. 0 means the scores depend on m - n only (a Toeplitz matrix). Returns (float, int).
+    The measure is ``toeplitz.spread_by_offset``; here offsets are m - n (query minus key)."""
     validate.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if scores.shape[0] != scores.shape[1] or scores.shape[0] == 0:
         raise ValueError(f"scores must be a square (T, T) matrix, got shape {tuple(scores.shape)}.")
-    n = scores.shape[0]
-    offsets = torch.arange(n)[:, None] - torch.arange(n)[None, :]  # (T, T): m - n
-    flat, index = scores.detach().to(F64).flatten(), (offsets + n - 1).flatten()  # 0 .. 2T-2
-    top = torch.full((2 * n - 1,), -math.inf, dtype=F64).scatter_reduce(0, index, flat, "amax")
-    low = torch.full((2 * n - 1,), math.inf, dtype=F64).scatter_reduce(0, index, flat, "amin")
-    spread = top - low  # (2T-1,)
-    return float(spread.max()), int(spread.argmax()) - (n - 1)
+    spread = spread_by_offset(scores).flip(0)  # (2T-1,): m - n = -(T-1) .. T-1
+    return worst_spread(spread), int(spread.argmax()) - (scores.shape[0] - 1)
 
 
 def offset_spread(q, k, n_positions, base=10000.0, style="half") -> OffsetSpread:
@@ -300,7 +209,7 @@ def decay_bound(distances, head_dim, base=10000.0) -> torch.Tensor:
     (D/2 + 1) / 2. distances: (P,) or an int P. Returns (P,) float64.
     """
     delta = _distances(distances)  # (P,)
-    theta = _frequencies(head_dim, base)  # (D/2,)
+    theta = rope_inv_freq(head_dim, base, dtype=F64)[0]  # (D/2,)
     out = torch.empty_like(delta)
     for start in range(0, delta.shape[0], 4096):  # blocks: (4096, D/2) at a time
         angles = delta[start : start + 4096, None] * theta  # (b, D/2)
@@ -320,7 +229,7 @@ def mean_score(distances, head_dim, base=10000.0, n_samples=2000, seed=0, style=
     n = validate.positive_int("n_samples", n_samples, maximum=100_000)
     generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))
     q = torch.randn(n, 1, d, generator=generator, dtype=F64)  # (N, 1, D)
-    cos, sin = rope_cos_sin(delta, _frequencies(d, base), style=style)  # (P, D) each
+    cos, sin = rope_cos_sin(delta, rope_inv_freq(d, base, dtype=F64)[0], style=style)  # (P, D) each
     total = torch.zeros_like(delta)  # (P,)
     for start in range(0, n, 256):  # 256 queries at a time: (256, P, D) in memory
         chunk = q[start : start + 256]  # (b, 1, D): each query's key is itself, at position 0
@@ -430,7 +339,7 @@ def rotation_view(q, k, m, n, base=10000.0, pair=0, max_offset=255, style="half"
     if not 0 <= pair < half:
         raise ValueError(f"pair must be in 0..{half - 1} (head_dim / 2 pairs), got {pair}.")
     span = validate.positive_int("max_offset", max_offset, maximum=100_000)
-    theta = _frequencies(q.shape[0], base)  # (D/2,)
+    theta = rope_inv_freq(q.shape[0], base, dtype=F64)[0]  # (D/2,)
     cos, sin = rope_cos_sin(torch.tensor([float(m), float(n)], dtype=F64), theta, style=style)
     rq = apply_rope(q[None], cos[:1], sin[:1], style)[0]  # (D,)
     rk = apply_rope(k[None], cos[1:], sin[1:], style)[0]  # (D,)

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.rope import rope_inv_freq
+from posenc_lib.rope_scaling import rope_inv_freq
 
 F64 = torch.float64
 REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"

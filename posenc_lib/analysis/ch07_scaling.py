@@ -7,14 +7,16 @@ pair turns once, is lambda_i = 2 pi / theta_i. In a training window of L tokens 
 query-key distance is L - 1, so pair i has met every angle of its circle in training if and only
 if lambda_i <= L - 1 (``full_turn_pairs``). The other pairs meet new angles past L.
 
-The scalings change the frequencies at inference (``rope.ROPE_SCALING`` computes them; this module
-names and compares them):
+The scalings change the frequencies at inference. Each formula has its one home in the core,
+``rope_scaling`` (the registry ``ROPE_SCALING``, ``ntk_base``, ``dynamic_ntk_stretch``,
+``yarn_ramp``, ``yarn_attention_scale`` and ``METHODS``, the course's names -> rope_type); this
+module imports them under the chapter's names, and names and compares the scalings:
 - Position Interpolation, "PI" (Chen et al. 2023, arXiv:2306.15595): theta_i / s for every pair;
 - NTK-aware (bloc97 2023; YaRN paper, Peng et al. 2023, arXiv:2309.00071, section 3.1): base ->
   base s^(D/(D-2))
   (``ntk_base``): the fastest pair keeps its frequency, the slowest is divided by exactly s;
 - dynamic NTK (YaRN paper section 3.3; transformers' form): NTK-aware with the stretch
-  s(T) = factor * T / L - (factor - 1) recomputed for each length T > L (``rope.dynamic_ntk_stretch``);
+  s(T) = factor * T / L - (factor - 1) recomputed for each length T > L (``rope_scaling.dynamic_ntk_stretch``);
   the chapter uses factor 1, where s(T) = T / L;
 - YaRN (YaRN paper sections 3.2 and 3.4): keep the fast pairs, divide the slow ones by s, a ramp
   between (``yarn_ramp``), and queries and keys multiplied by the attention scale sqrt(1/t)
@@ -31,11 +33,15 @@ from typing import NamedTuple
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.rope import rope_inv_freq
+from posenc_lib import rope_scaling
+from posenc_lib.rope_scaling import (  # noqa: F401 - re-exported: the chapter's names for them
+    METHODS,
+    ntk_base,
+    rope_inv_freq,
+    yarn_attention_scale,
+)
 
 F64 = torch.float64
-# The dashboard's and the chapter's names -> transformers' rope_type in rope.ROPE_SCALING.
-METHODS = {"PI": "linear", "NTK": "ntk", "dynamic": "dynamic", "YaRN": "yarn"}
 
 
 def _sizes(head_dim, base, train_len) -> tuple[int, float, int]:
@@ -69,21 +75,6 @@ def full_turn_pairs(head_dim: int, base: float, train_len: int) -> list[int]:
     return [i for i, w in enumerate(wavelengths(d, b).tolist()) if w <= length - 1]
 
 
-def ntk_base(base: float, factor: float, head_dim: int) -> float:
-    """The NTK-aware base for a scale factor s: base * s ** (D / (D - 2)).
-
-    With it, theta'_i = theta_i * s ** (-2i / (D - 2)): pair 0 keeps its frequency and the last
-    pair, i = D/2 - 1, is divided by exactly s (bloc97 2023; YaRN paper, arXiv:2309.00071,
-    section 3.1).
-    """
-    b = validate.positive_float("base", base, minimum=1.0)
-    s = validate.positive_float("factor", factor, 1.0, inclusive=True)
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
-    if d < 4:
-        raise ValueError(f"head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.")
-    return b * s ** (d / (d - 2))
-
-
 def yarn_ramp(
     head_dim: int,
     base: float,
@@ -94,33 +85,12 @@ def yarn_ramp(
 ) -> torch.Tensor:
     """YaRN's ramp: the share of each pair's own frequency it keeps, 1 (keep) to 0 (divide by s).
 
-    Pair i turns r_i = L theta_i / (2 pi) times over the training length. Pairs turning more than
-    beta_fast times keep their frequency, pairs turning fewer than beta_slow times are divided by s,
-    and in between the share falls linearly in the pair index (YaRN paper, arXiv:2309.00071,
-    section 3.2, in the form of the authors' code and transformers: the pair indices where
-    r = beta_fast and r = beta_slow, rounded outwards when ``truncate``). The new frequency is
-    theta_i (ramp_i + (1 - ramp_i) / s). (P,) float64.
+    ``rope_scaling.yarn_ramp`` (YaRN paper, arXiv:2309.00071, section 3.2, in the form of the
+    authors' code and transformers) for a training length L = ``train_len`` >= 2, in float64. The
+    new frequency is theta_i (ramp_i + (1 - ramp_i) / s). (P,) float64.
     """
     d, b, length = _sizes(head_dim, base, train_len)
-    fast = validate.positive_float("beta_fast", beta_fast)
-    slow = validate.positive_float("beta_slow", beta_slow)
-    if fast < slow:
-        raise ValueError(
-            f"beta_fast must be at least beta_slow (turns above which pairs keep their frequency, "
-            f"below which they are divided), got beta_fast={fast:g}, beta_slow={slow:g}."
-        )
-
-    def pair_index(turns):  # solve L * base ** (-2i / D) / (2 pi) = turns for i
-        return d * math.log(length / (turns * 2 * math.pi)) / (2 * math.log(b))
-
-    low, high = pair_index(fast), pair_index(slow)
-    if validate.boolean("truncate", truncate):
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, d - 1)
-    if low == high:
-        high += 0.001  # a step rather than a ramp
-    pair = torch.arange(d // 2, dtype=F64)  # (P,)
-    return 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)
+    return rope_scaling.yarn_ramp(d, b, length, beta_fast, beta_slow, truncate, dtype=F64)
 
 
 def yarn_ramp_by_turns(
@@ -147,21 +117,11 @@ def yarn_ramp_by_turns(
     return ((turns - slow) / (fast - slow)).clamp(0.0, 1.0)
 
 
-def yarn_attention_scale(factor: float) -> float:
-    """YaRN's attention scale sqrt(1/t) = 0.1 ln(s) + 1 (YaRN paper, section 3.4); 1 for s <= 1.
-
-    t is the softmax temperature (softmax(q.k / (t sqrt(D)))), so t = 1 / (0.1 ln s + 1)^2 < 1 for
-    s > 1. Queries and keys are both multiplied by sqrt(1/t), so the logits by 1/t.
-    """
-    s = validate.positive_float("factor", factor)
-    return 1.0 if s <= 1 else 0.1 * math.log(s) + 1.0
-
-
 def scaling_for(method: str, factor: float, train_len: int) -> dict:
     """The ``rope_inv_freq`` scaling dict for a method of ``METHODS`` and a factor s.
 
     "dynamic" gets factor 1 (the experiment's setting), so its stretch at length T,
-    ``rope.dynamic_ntk_stretch(T, 1, L)`` = 1 * T / L - (1 - 1), is T / L.
+    ``rope_scaling.dynamic_ntk_stretch(T, 1, L)`` = 1 * T / L - (1 - 1), is T / L.
     """
     validate.choice("method", method, tuple(METHODS))
     s = validate.positive_float("factor", factor, 1.0, inclusive=True)

@@ -6,7 +6,8 @@
 
 An encoding is given as a function of the sequence length, ``f(n) -> (n, D)`` (the report can then
 ask for a short and a long sequence, and so measure length dependence and extrapolation), or as one
-fixed (T, D) table. Each property is one number with a stated threshold and a verdict:
+fixed (T, D) table. This module measures; ``report_display`` holds the rows and tables it returns
+and how they print. Each property is one number with a stated threshold and a verdict:
 
 - uniqueness: the smallest distance between two positions' vectors, relative to a vector's length;
 - boundedness: how the largest |value| grows with the sequence length;
@@ -28,14 +29,18 @@ position; the paper says nothing about dot products. A rotation keeps dot produc
 
 from __future__ import annotations
 
-import html
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.analysis.report_display import (  # noqa: F401 - re-exported: the report's names
+    Comparison,
+    PositionReport,
+    Property,
+    compare_reports,
+)
 from posenc_lib.bounds import bound
 
 # The thresholds, stated once; the report prints each beside its measurement.
@@ -104,140 +109,6 @@ def distances_at_offset(table: torch.Tensor, k: int) -> torch.Tensor:
 def dots_at_offset(table: torch.Tensor, k: int) -> torch.Tensor:
     """<PE_t, PE_{t+k}> for every t. (T, D) -> (T-k,)."""
     return (table[k:] * table[:-k]).sum(-1)
-
-
-# -- the report -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Property:
-    """One row of the report. ``passed`` is None when the property could not be measured."""
-
-    name: str
-    value: float | None
-    shown: str  # the measurement as printed
-    threshold: str
-    passed: bool | None
-    detail: str  # what was measured, on which table
-
-    @property
-    def mark(self) -> str:
-        return {True: "✓", False: "✗", None: "–"}[self.passed]
-
-
-@dataclass(repr=False)
-class PositionReport:
-    """The yardstick's verdicts for one encoding; shows itself as a table."""
-
-    name: str
-    rows: list[Property]
-    note: str = ""
-    _lengths: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def passed(self) -> dict[str, bool | None]:
-        return {row.name: row.passed for row in self.rows}
-
-    @property
-    def score(self) -> tuple[int, int]:
-        """(properties passed, properties measured)."""
-        measured = [r.passed for r in self.rows if r.passed is not None]
-        return sum(measured), len(measured)
-
-    def __getitem__(self, name: str) -> Property:
-        for row in self.rows:
-            if row.name == name:
-                return row
-        raise KeyError(f"no property {name!r}; the report has {', '.join(self.passed)}.")
-
-    def __str__(self) -> str:
-        header = ("property", "measured", "threshold", "")
-        lines = [(r.name, r.shown, r.threshold, r.mark) for r in self.rows]
-        widths = [max(len(x[i]) for x in [header, *lines]) for i in range(3)]
-        text = [f"{self.name}: {self.score[0]} of {self.score[1]} properties hold"]
-        for row in [header, *lines]:
-            text.append(
-                "  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3]
-            )
-        if self.note:
-            text.append(self.note)
-        return "\n".join(line.rstrip() for line in text)
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's plain-text view
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        body = "".join(
-            f"<tr><td>{r.name}</td><td>{_mark_html(r)}</td><td>{html.escape(r.shown)}</td>"
-            f"<td>{html.escape(r.threshold)}</td><td style='color:#555'>{html.escape(r.detail)}</td></tr>"
-            for r in self.rows
-        )
-        note = f"<p style='color:#555'>{html.escape(self.note)}</p>" if self.note else ""
-        return (
-            f"<b>{html.escape(self.name)}</b>: {self.score[0]} of {self.score[1]} properties hold"
-            "<table><tr><th>property</th><th></th><th>measured</th><th>threshold</th>"
-            f"<th>on what</th></tr>{body}</table>{note}"
-        )
-
-
-@dataclass(repr=False)
-class Comparison:
-    """Several reports side by side: properties as rows, encodings as columns."""
-
-    reports: list[PositionReport]
-
-    def _cells(self):
-        names = [row.name for row in self.reports[0].rows]
-        return names, [[r[name] for r in self.reports] for name in names]
-
-    def __str__(self) -> str:
-        names, cells = self._cells()
-        header = ["property", *(r.name for r in self.reports)]
-        lines = [
-            [n, *(f"{p.mark} {p.shown}" for p in row)] for n, row in zip(names, cells, strict=True)
-        ]
-        lines.append(["holds", *(f"{r.score[0]} of {r.score[1]}" for r in self.reports)])
-        widths = [max(len(x[i]) for x in [header, *lines]) for i in range(len(header))]
-        return "\n".join(
-            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-            for row in [header, *lines]
-        )
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        names, cells = self._cells()
-        head = "".join(f"<th>{html.escape(r.name)}</th>" for r in self.reports)
-        body = "".join(
-            f"<tr><td>{n}</td>"
-            + "".join(f"<td>{_mark_html(p)} {html.escape(p.shown)}</td>" for p in row)
-            + "</tr>"
-            for n, row in zip(names, cells, strict=True)
-        )
-        score = "".join(f"<td><b>{r.score[0]} of {r.score[1]}</b></td>" for r in self.reports)
-        return (
-            f"<table><tr><th>property</th>{head}</tr>{body}<tr><td>holds</td>{score}</tr></table>"
-        )
-
-
-def _mark_html(row: Property) -> str:
-    colour = {True: "#1b7f3b", False: "#b42318", None: "#6b7280"}[row.passed]
-    return f"<b style='color:{colour}'>{row.mark}</b>"
-
-
-def compare_reports(reports) -> Comparison:
-    """One table of several reports (all from ``position_report``), encodings as columns."""
-    reports = list(reports)
-    if not reports or not all(isinstance(r, PositionReport) for r in reports):
-        raise ValueError("compare_reports takes a list of reports made by position_report.")
-    return Comparison(reports)
 
 
 # -- building a report --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The grader's child process: run one submission's cells and record what its functions return.
 
-This module runs inside the child (see ``grade.py``) and nowhere else. The child:
+This module runs inside the child (see ``grader.py``) and nowhere else. The child:
 1. starts its own session (so the parent can kill it and anything it starts), lowers its limits
    (memory, CPU seconds, file size), moves to a scratch folder and clears its environment;
 2. runs the notebook's code cells one by one, each under a time limit, with stdout and stderr

@@ -27,7 +27,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import pytest
 
-from posenc_lib.viz.dashboards import DASHBOARDS
+from posenc_lib.viz.registry import DASHBOARDS
 
 from .browser_setup import require_browser
 

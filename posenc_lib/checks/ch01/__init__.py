@@ -1,0 +1,20 @@
+"""Chapter 1's exercises: attention by hand, permutations, the equivariance gap, breaking it.
+
+    from posenc_lib.checks.ch01 import q1, q2, q3, q4, q5
+    q1.check(attention); q1.hint(); q1.solution()
+
+The references are the library's own functions (``self_attention``, ``permutation_matrix``); the
+sentences name the usual mistakes by recomputing them and comparing.
+"""
+
+from __future__ import annotations
+
+from posenc_lib.checks.ch01.attention import Attention, Permutation
+from posenc_lib.checks.ch01.causal_mask import UnchangedRows
+from posenc_lib.checks.ch01.equivariance import AddPositions, EquivarianceGap, _gap
+from posenc_lib.checks.ch01.setting import _random_order
+
+q1, q2, q3, q4, q5 = Attention(), Permutation(), EquivarianceGap(), AddPositions(), UnchangedRows()
+QUESTIONS = (q1, q2, q3, q4, q5)
+
+__all__ = ["QUESTIONS", "_gap", "_random_order", "q1", "q2", "q3", "q4", "q5"]

@@ -1,0 +1,243 @@
+"""Chapter 4's exercises: q3, T5's buckets; q4, T5's bias with a cache."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from posenc_lib.analysis.ch04_relative import offset_matrix
+from posenc_lib.checks import draws
+from posenc_lib.checks.answers import INT_TENSOR, TENSOR, as_tensor, close
+from posenc_lib.checks.ch04.setting import F64, NOTEBOOK
+from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.run import TooMany
+from posenc_lib.relative import t5_relative_position_bucket
+
+# -- q3: T5's buckets ---------------------------------------------------------------------------------
+
+
+def _buckets(rel, bidirectional, n, max_distance, *, flip=False, zero_up=False, halve=True,
+             upper=None, cap=True, rounding="floor", denominator="ratio", dtype=torch.float32,
+             times_exact=False, causal_abs=False):  # fmt: skip
+    """T5's bucket of each offset, or one of its usual wrong variants (a LongTensor)."""
+    rel = -rel if flip else rel
+    if bidirectional:
+        per_side = n // 2 if halve else n
+        side = ((rel >= 0) if zero_up else (rel > 0)).long() * (
+            per_side if upper is None else upper
+        )
+        distance = rel.abs()
+    else:
+        distance = rel.abs() if causal_abs else (-rel).clamp(min=0)  # keys after: distance 0
+        per_side, side = n, torch.zeros_like(rel)
+    exact = per_side // 2
+    log_buckets = exact if times_exact else per_side - exact  # n - exact: n//2 only for even n
+    scale = math.log(max_distance / exact) if denominator == "ratio" else math.log(max_distance)
+    raw = exact + (distance.clamp(min=exact).to(dtype) / exact).log() / scale * log_buckets
+    log_bucket = raw.round().long() if rounding == "round" else raw.long()
+    if cap:
+        log_bucket = log_bucket.clamp(max=per_side - 1)
+    return side + torch.where(distance < exact, distance, log_bucket)
+
+
+class T5Bucket(Question):
+    name, function, points, notebook = "q3", "t5_bucket", 3, NOTEBOOK
+    returns = INT_TENSOR
+    references = (
+        "posenc_lib.relative.t5_relative_position_bucket",
+        "transformers.models.t5.modeling_t5.T5Attention._relative_position_bucket",
+    )
+    title = "T5's relative position buckets"
+    hints = (
+        "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
+        "add num_buckets // 2 to their bucket. Causal: only keys before the query count; a key "
+        "after it has distance 0.",
+        "Within a direction with n buckets: distances below n // 2 are their own bucket. A farther "
+        "distance r gets n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * (n - n//2)).",
+        "Cap that at n - 1 (everything past max_distance shares the last bucket), use torch.where "
+        "to pick exact or log bucket, and return .long() ids. Compute the log in float32, as T5.",
+    )
+
+    def cases(self, seed=0):
+        generator = draws.seeded(seed, 3)
+        if seed == 0:
+            # (True, 14, 40): 7 buckets per direction, an odd number, so n - exact = 4 != exact = 3
+            settings = [(True, 32, 128), (False, 32, 128), (True, 16, 40), (False, 10, 30),
+                        (True, 14, 40)]  # fmt: skip
+        else:
+            settings = []
+            for bidirectional, odd in ((True, False), (False, False), (True, True)):
+                # 18 .. 64 buckets; the last case has an odd number per direction (n = 2 mod 4)
+                n = (
+                    4 * draws.randint(5, 17, generator) - 2
+                    if odd
+                    else 2 * draws.randint(9, 33, generator)
+                )
+                exact = (n // 2 if bidirectional else n) // 2
+                settings.append(
+                    (bidirectional, n, exact + draws.randint(2 * exact, 12 * exact, generator))
+                )
+        cases = []
+        for bidirectional, n, max_distance in settings:
+            reach = 3 * max_distance
+            rel = torch.arange(-reach, reach + 1)  # (2 reach + 1,) offsets j - i
+            kind = "bidirectional" if bidirectional else "causal"
+            cases.append(Case((rel, bidirectional, n, max_distance), f"offsets -{reach}..{reach}, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
+        # "a LongTensor of the same shape": every draw also passes the (T, T) offsets of a score
+        # matrix, as T5's attention does, with T past max_distance
+        if seed == 0:
+            bidirectional, n, max_distance, size = True, 24, 30, 40
+        else:
+            bidirectional = bool(draws.randint(0, 2, generator))
+            n = 2 * draws.randint(9, 25, generator)
+            exact = (n // 2 if bidirectional else n) // 2
+            max_distance = exact + draws.randint(2 * exact, 6 * exact, generator)
+            size = max_distance + draws.randint(5, 30, generator)
+        kind = "bidirectional" if bidirectional else "causal"
+        rel = offset_matrix(size)  # (T, T): j - i
+        cases.append(Case((rel, bidirectional, n, max_distance), f"the offsets j - i of a ({size}, {size}) score matrix, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
+        return cases
+
+    def diagnose(self, case, value):
+        rel, bidirectional, n, max_distance = case.args
+        if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
+            return "Return bucket ids (integers), not a True/False mask."
+        got, problem = as_tensor(value, "The buckets", tuple(rel.shape))
+        if problem:
+            return problem
+        got = got.long()
+        want = t5_relative_position_bucket(rel, bidirectional, n, max_distance)
+        in_float64 = _buckets(rel, bidirectional, n, max_distance, dtype=F64)
+        if bool(((got == want) | (got == in_float64)).all()):  # float32 or float64 logs both pass
+            return None
+        variant = {
+            "flip": "the offset is key - query (j - i) and you used query - key: keys after the query are the future.",
+            "swapped": f"this case is {'bidirectional' if bidirectional else 'causal'} and your buckets are those of a {'causal' if bidirectional else 'bidirectional'} model: check how you use `bidirectional`.",
+            "zero_up": "offset 0 (the query's own key) belongs to the lower half, bucket 0: only offsets > 0 move to the upper half.",
+            "halve": "with bidirectional=True each direction has num_buckets // 2 buckets (its exact range is num_buckets // 4).",
+            "upper": "keys after the query add num_buckets // 2 to their bucket, not num_buckets.",
+            "cap": "distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1.",
+            "round": "T5 truncates the log bucket (int(), .long(), floor); you rounded it.",
+            "denominator": "divide log(r / exact) by log(max_distance / exact), not by log(max_distance).",
+            "times_exact": "multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd.",
+            "causal_abs": "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0).",
+        }
+        candidates = [
+            ("flip", {"flip": True}), ("swapped", {}), ("zero_up", {"zero_up": True}),
+            ("halve", {"halve": False}), ("upper", {"upper": n}), ("cap", {"cap": False}),
+            ("round", {"rounding": "round"}), ("denominator", {"denominator": "log"}),
+            ("times_exact", {"times_exact": True}), ("causal_abs", {"causal_abs": True}),
+        ]  # fmt: skip
+        for key, change in candidates:
+            if key == "swapped":
+                wrong = _buckets(rel, not bidirectional, n, max_distance)
+            elif (key in ("zero_up", "halve", "upper") and not bidirectional) or (
+                key == "causal_abs" and bidirectional
+            ):
+                continue
+            else:
+                wrong = _buckets(rel, bidirectional, n, max_distance, **change)
+            if torch.equal(got, wrong):
+                return "Close, but " + variant[key]
+        if int(got.min()) < 0 or int(got.max()) >= n:
+            return f"Bucket ids must lie in 0..num_buckets - 1 = 0..{n - 1}; yours run from {int(got.min())} to {int(got.max())}."
+        wrong_at = rel[got != want]
+        if bool((wrong_at.abs() < (n // 2 if bidirectional else n) // 2).any()):
+            return "Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket."
+        return f"Your near buckets are right, but the log buckets differ, first at offset {int(wrong_at[wrong_at.abs().argmin()])}: check the formula exact + log(r / exact) / log(max_distance / exact) * (n - exact)."
+
+
+# -- q4: T5's bias with a cache ----------------------------------------------------------------------
+
+
+def _bias(table, bucket_fn, q_len, k_len, *, cached=True, sign=1, reshape=False):
+    """The (H, q_len, k_len) bias, or one of its usual wrong variants."""
+    offsets = offset_matrix(q_len, k_len, k_len - q_len if cached else 0) * sign  # (T_q, T_k)
+    values = table[bucket_fn(offsets)]  # (T_q, T_k, H)
+    if reshape:  # the same numbers in memory order, cut anew: heads and positions mixed
+        return values.reshape(table.shape[1], q_len, k_len)  # (H, T_q, T_k)
+    return values.permute(2, 0, 1)  # (H, T_q, T_k)
+
+
+def _bucket_fn(bidirectional, num_buckets, max_distance):
+    def bucket_fn(relative_position):
+        return t5_relative_position_bucket(
+            relative_position, bidirectional, num_buckets, max_distance
+        )
+
+    bucket_fn.__name__ = "bucket_fn"
+    return bucket_fn
+
+
+class RelativeBias(Question):
+    name, function, points, notebook = "q4", "relative_bias", 3, NOTEBOOK
+    returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
+    title = "T5's bias matrix from a table, with a cache"
+    hints = (
+        "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
+        "positions); key column j at position j. The offset is j - i.",
+        "bucket_fn(offsets) turns a (q_len, k_len) tensor of offsets into bucket ids of the same "
+        "shape; table[ids] is then (q_len, k_len, H).",
+        "Move the head axis first: .permute(2, 0, 1) gives (H, q_len, k_len).",
+    )
+
+    def cases(self, seed=0):
+        generator = draws.seeded(seed, 4)
+        if seed == 0:
+            settings = [(2, 4, 10, False, 8, 12), (3, 1, 9, False, 16, 20), (4, 6, 6, True, 16, 20)]
+        else:
+            # every draw: a chunk of new tokens, a bidirectional model without a cache (q_len =
+            # k_len), and one new token after a prompt (q_len = 1; last, as there several slips
+            # give the same row)
+            settings = []
+            for bidirectional, one in ((False, False), (True, False), (False, True)):
+                k_len = draws.randint(24, 60, generator)
+                q_len = k_len if bidirectional else draws.randint(2, k_len // 2, generator)
+                q_len = 1 if one else q_len
+                settings.append(
+                    (draws.randint(5, 9, generator), q_len, k_len, bidirectional, 32, 64)
+                )
+        cases = []
+        for heads, q_len, k_len, bidirectional, n, max_distance in settings:
+            table = torch.randn(n, heads, generator=generator)
+            fn = _bucket_fn(bidirectional, n, max_distance)
+            kind = "bidirectional" if bidirectional else "causal"
+            cases.append(Case((table, fn, q_len, k_len), f"table ({n}, {heads}), bucket_fn {kind} with max_distance {max_distance}, q_len = {q_len}, k_len = {k_len}"))  # fmt: skip
+        return cases
+
+    def diagnose(self, case, value):
+        table, bucket_fn, q_len, k_len = case.args
+        heads = table.shape[1]
+        table = table.double()
+        if isinstance(value, TooMany):
+            return "Return one tensor; your function returned an endless iterator."
+        if isinstance(value, torch.Tensor) and tuple(value.shape) == (q_len, k_len, heads):
+            return f"Your bias has shape (q_len, k_len, H) = {tuple(value.shape)}: put the heads first, (H, q_len, k_len), with .permute(2, 0, 1)."
+        if isinstance(value, torch.Tensor) and tuple(value.shape) == (heads, k_len, q_len) != (
+            heads,
+            q_len,
+            k_len,
+        ):
+            return f"Your bias has shape (H, k_len, q_len) = {tuple(value.shape)}: rows are queries, columns keys, (H, q_len, k_len)."
+        got, problem = as_tensor(value, "The bias", (heads, q_len, k_len))
+        if problem:
+            return problem
+        if close(got, _bias(table, bucket_fn, q_len, k_len)):
+            return None
+        own_buckets = "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
+        mistakes = [
+            (_bias(table, bucket_fn, q_len, k_len, cached=False), "your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r."),
+            (_bias(table, bucket_fn, q_len, k_len, sign=-1), "you looked up i - j; the offset is key minus query, j - i."),
+            (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), "two slips: the offset is j - i (key minus query), and query row r sits at position k_len - q_len + r."),
+            (_bias(table[:, :1].expand(-1, heads), bucket_fn, q_len, k_len), "every head got head 0's bias: column h of the table belongs to head h."),
+            (_bias(table, bucket_fn, q_len, k_len, reshape=True), "you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed. Move the head axis with .permute(2, 0, 1)."),
+            *((_bias(table, _bucket_fn(both, table.shape[0], 128), q_len, k_len), own_buckets) for both in (False, True)),
+        ]  # fmt: skip
+        named = named_mistake(mistakes, lambda wrong: close(got, wrong))
+        if named:
+            return named
+        if q_len == k_len and close(got, _bias(table, bucket_fn, q_len, k_len).transpose(-2, -1)):
+            return "Your matrix is transposed: rows are queries, columns keys."
+        return "Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first."

@@ -1,0 +1,20 @@
+"""Chapter 5's exercises: ALiBi slopes for any head count, the causal bias, a head's window, and
+how much attention reaches past a distance.
+
+    from posenc_lib.checks.ch05 import q1, q2, q3, q4
+    q1.check(alibi_slopes); q1.hint(); q1.solution()
+
+The references are the library's own (``alibi_slopes``, ``alibi_bias``, ``analysis.ch05_alibi``); the
+sentences name the usual mistakes (slopes for the wrong head count, the sign flipped, the mask
+missing or on the wrong side, log base 10, an off-by-one distance) by recomputing them.
+"""
+
+from __future__ import annotations
+
+from posenc_lib.checks.ch05.reach import FarAttention, Window, _beyond
+from posenc_lib.checks.ch05.slopes_and_bias import CausalBias, Slopes, _bias
+
+q1, q2, q3, q4 = Slopes(), CausalBias(), Window(), FarAttention()
+QUESTIONS = (q1, q2, q3, q4)
+
+__all__ = ["QUESTIONS", "_beyond", "_bias", "q1", "q2", "q3", "q4"]

@@ -1,0 +1,18 @@
+"""Chapter 6's exercises: RoPE in both layouts, the m - n invariance, the decay bound, and the
+convention detective (weights made for one layout, run with the other).
+
+    from posenc_lib.checks.ch06 import q1, q2, q3, q4
+    q1.check(apply_rope); q1.hint(); q1.solution()
+
+The references are the library's (``rope.apply_rope`` through ``ch06_rope.rotate``,
+``ch06_rope.decay_bound``, ``ch06_rope.convert_projection``); each usual mistake is recomputed and,
+when the learner's answer matches it, named.
+"""
+
+from __future__ import annotations
+
+from posenc_lib.checks.ch06.bound_and_layout import DecayBound, FixLayout
+from posenc_lib.checks.ch06.rotation import ApplyRope, SpreadAtOffset
+
+q1, q2, q3, q4 = ApplyRope(), SpreadAtOffset(), DecayBound(), FixLayout()
+QUESTIONS = (q1, q2, q3, q4)

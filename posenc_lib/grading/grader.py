@@ -1,0 +1,306 @@
+"""The grader: each submission run in its own child process, judged in this one.
+
+Each submission (an exercises notebook) runs in a child forked from one forkserver, in a scratch
+folder, with a wall-clock timeout, memory, CPU and file-size limits and an empty environment
+(``sandbox.py``). The child only runs the learner's cells and calls their functions on the
+grader's inputs: the public ones and hidden ones drawn from the seed. This process, which never
+runs learner code, judges what came back with the same ``Question.judge`` that ``check()`` uses in
+the notebook, so a student reads the same sentences in the feedback as in class. Replacing
+``np.allclose`` or the checks in the child changes nothing here; it is reported as ``tampered``.
+
+``grade_all`` grades a class, a few submissions at once, with a tqdm progress bar (its widget
+inside Jupyter); ``Grader.grade`` grades one and returns its ``sheet.Row``, never raising.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from importlib import import_module
+from multiprocessing import spawn
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from posenc_lib import checks
+from posenc_lib.checks.run import KINDS, Collected, Outcome, TooMany
+from posenc_lib.grading import sandbox as _sandbox
+from posenc_lib.grading.sheet import Row
+from posenc_lib.grading.submissions import Invalid, chapters, read_submission
+
+MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
+
+
+def decode(value):
+    """The inverse of ``_sandbox.encode``, on data loaded with ``torch.load(weights_only=True)``."""
+    if isinstance(value, dict):
+        if "__ndarray__" in value:
+            return value["__ndarray__"].numpy()
+        if "__toomany__" in value:
+            return TooMany()
+        if isinstance(value.get("__sparse__"), torch.Tensor):
+            return value["__sparse__"].to_sparse()  # for the type policy's sentence
+        if "__npscalar__" in value:
+            try:
+                dtype = np.dtype(str(value.get("dtype"))[:20])
+                if dtype.kind in "biuf" and isinstance(value["__npscalar__"], (bool, int, float)):
+                    return dtype.type(value["__npscalar__"])
+            except (TypeError, ValueError, OverflowError):
+                pass
+            return _Opaque("NumPy scalar")
+        if "__collected__" in value and isinstance(value.get("items"), list):
+            collected = Collected(decode(v) for v in value["items"])
+            collected.source = str(value["__collected__"])[:20]
+            return collected
+        if "__tuple__" in value:
+            return tuple(decode(v) for v in value["__tuple__"])
+        return _Opaque(str(value.get("__object__", "object")))
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+class _Opaque:
+    """Stands for an object the child could not send (a learner's own class): only its type name."""
+
+    def __init__(self, name: str):
+        self.__class__ = type(name[:60] or "object", (_Opaque,), {})
+
+
+class Grader:
+    """Grades submissions with one forkserver; ``grade(path)`` returns a Row and never raises."""
+
+    def __init__(self, seed: int, timeout: float = 60.0, memory_mb: int = 2048):
+        self.seed, self.timeout, self.memory_bytes = seed, timeout, memory_mb * 2**20
+        self.known = chapters()
+        self.modules = {ch: import_module(name) for ch, name in self.known.items()}
+        self.context = multiprocessing.get_context("forkserver")
+        # The forkserver imports torch and the checks once; each child is a fork of it, so a
+        # submission starts in milliseconds and runs the library as it was when grading began.
+        self.context.set_forkserver_preload(["torch", _sandbox.__name__, *self.known.values()])
+        self._start_lock = threading.Lock()
+        self._live: set = set()
+
+    def read(self, path: Path):
+        """(chapter, cells), or the Invalid saying why the file cannot be graded."""
+        try:
+            return read_submission(path, self.known)
+        except Invalid as error:
+            return error
+
+    def grade(self, path: Path, name: str | None = None, content=None) -> Row:
+        """Grade one submission. ``content``: what ``read`` returned for it, read earlier."""
+        row = Row(name or str(path))
+        started = time.perf_counter()
+        try:
+            content = self.read(path) if content is None else content
+            if isinstance(content, Invalid):
+                raise content
+            row.chapter, cells = content
+            self._run(row, cells)
+        except Invalid as error:
+            row.status, row.reason = "invalid", str(error)
+        except Exception as error:  # noqa: BLE001 - a grader bug must not lose the row
+            row.status, row.reason = (
+                "error",
+                (
+                    "the grader itself failed on this notebook (not the notebook's fault); please "
+                    "report it with the notebook"
+                ),
+            )
+            traceback.print_exception(error, file=sys.stderr)  # the details, for the teacher
+        row.seconds = time.perf_counter() - started
+        return row
+
+    def _run(self, row: Row, cells: list[str]) -> None:
+        module = self.modules[row.chapter]
+        questions = {q.name: q for q in module.QUESTIONS}
+        row.max_score = sum(q.points for q in questions.values())
+        scratch = tempfile.mkdtemp(prefix="posenc-grade-")
+        receive, send = self.context.Pipe(duplex=False)
+        job = {
+            "cells": cells,
+            "module": self.known[row.chapter],
+            "seed": self.seed,
+            "scratch": scratch,
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": int(self.timeout) + 5,
+            "cell_seconds": min(_sandbox.CELL_SECONDS, self.timeout / 3),
+        }
+        process = self.context.Process(target=_sandbox.child_main, args=(send, job), daemon=True)
+        with self._start_lock, _without_main_module():
+            process.start()
+        send.close()
+        self._live.add(process)
+        messages, deadline, done = [], time.monotonic() + self.timeout, False
+        try:
+            while not done:
+                left = deadline - time.monotonic()
+                if left <= 0 or not receive.poll(left):
+                    break
+                try:
+                    data = receive.recv_bytes(MAX_MESSAGE_BYTES)
+                except (EOFError, OSError):
+                    break  # the child ended (or sent something too large)
+                with warnings.catch_warnings():  # torch warns about pickle protocols; not ours
+                    warnings.simplefilter("ignore")
+                    message = torch.load(io.BytesIO(data), weights_only=True)
+                messages.append(message)
+                done = isinstance(message, dict) and message.get("kind") == "done"
+        except Exception:  # noqa: BLE001 - a garbled message
+            row.status, row.reason = (
+                "tampered",
+                (
+                    "the grading channel was garbled: the notebook sent something that is not a "
+                    "grading result"
+                ),
+            )
+        finally:
+            timed_out = not done and time.monotonic() >= deadline
+            self._stop(process)
+            receive.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+        self._judge(row, questions, messages)
+        if row.status != "ok":
+            return
+        if timed_out:
+            row.status = "timeout"
+            row.reason = f"the notebook did not finish within {self.timeout:g} s"
+        elif not done:
+            row.status = "error"
+            code = process.exitcode
+            row.reason = (
+                f"the notebook ended the grading process (exit code {code}) before grading "
+                "finished: look for sys.exit, os._exit or a crash in your cells or functions"
+            )
+        else:
+            replaced = messages[-1].get("replaced", [])
+            if replaced:
+                row.status = "tampered"
+                row.reason = "the notebook replaced " + ", ".join(map(str, replaced[:10]))
+
+    def _judge(self, row: Row, questions: dict, messages: list) -> None:
+        got = {}
+        for message in messages:
+            if not isinstance(message, dict):
+                continue
+            if message.get("kind") == "cells":
+                row.failed_cells = [str(x)[:300] for x in message.get("failed", [])][:20]
+            if message.get("kind") == "question" and message.get("name") in questions:
+                got[message["name"]] = message
+        for name, question in questions.items():
+            message = got.get(name)
+            if message is None:
+                verdict = checks.Verdict(
+                    name, checks.FAIL, "not graded: the notebook stopped first.", 0, question.points
+                )
+            elif message.get("missing"):
+                verdict = checks.Verdict(
+                    name,
+                    checks.NOT_ATTEMPTED,
+                    f"there is no function `{question.function}` in the notebook.",
+                    0,
+                    question.points,
+                )
+            else:
+                cases = question.cases(seed=0) + question.cases(seed=self.seed)
+                outcomes = [_outcome(o) for o in message.get("outcomes", [])][: len(cases)]
+                verdict = question.judge(cases, outcomes)
+            row.verdicts.append(verdict)
+        row.score = sum(v.points for v in row.verdicts)
+
+    def _stop(self, process) -> None:
+        if process.pid is not None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)  # the child and anything it started
+            except (ProcessLookupError, PermissionError):
+                pass
+        process.kill()
+        process.join(5)
+        self._live.discard(process)
+
+    def stop_all(self) -> None:
+        for process in list(self._live):
+            self._stop(process)
+
+
+@contextmanager
+def _without_main_module():
+    """Start a child without re-running the parent's ``__main__`` in it.
+
+    multiprocessing makes each child import the parent's main script or module first (so that
+    functions defined there can be unpickled). The child runs ``_sandbox.child_main`` only, so
+    that import is wasted time, and with ``python - < script`` it even fails; the preparation data
+    is given without it, for the duration of one ``start()`` (under the grader's start lock).
+    """
+    original = spawn.get_preparation_data
+
+    def without_main(name):
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    spawn.get_preparation_data = without_main
+    try:
+        yield
+    finally:
+        spawn.get_preparation_data = original
+
+
+def _outcome(raw) -> Outcome:
+    if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], str)):
+        return Outcome("raised", error="an unreadable result")
+    kind, value, error = raw
+    if kind not in KINDS:
+        return Outcome("raised", error="an unreadable result")
+    return Outcome(kind, decode(value), str(error)[:300])
+
+
+def grade_all(
+    paths, seed, timeout=60.0, workers=2, memory_mb=2048, progress: bool | None = None
+) -> list[Row]:
+    """Grade every submission; rows in the order given.
+
+    paths: files, or (file, name on the sheet) pairs. progress: a tqdm bar on stderr (a widget
+    inside Jupyter) as submissions finish; True always, False never, None (the default) only on
+    a terminal or in Jupyter, so a pipe or a log file gets no bar.
+    """
+    paths = [p if isinstance(p, tuple) else (Path(p), str(p)) for p in paths]
+    grader = Grader(seed, timeout, memory_mb)
+    # Every file is read before any submission runs: a submission that rewrites another
+    # student's file on disk changes nothing.
+    contents = [grader.read(p) for p, _ in paths]
+    rows: list[Row | None] = [None] * len(paths)
+    bar = tqdm(
+        total=len(paths),
+        desc="grading",
+        unit="notebook",
+        file=sys.stderr,
+        disable=None if progress is None else not progress,
+    )
+    try:
+        with bar, ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {
+                pool.submit(grader.grade, p, n, c): i
+                for i, ((p, n), c) in enumerate(zip(paths, contents, strict=True))
+            }
+            for future in as_completed(futures):
+                rows[futures[future]] = future.result()
+                bar.update(1)
+    finally:
+        grader.stop_all()
+    return rows  # type: ignore[return-value]

@@ -1,0 +1,101 @@
+"""Chapter 4's figure and dashboard: T5's buckets and the relative bias they build."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+from matplotlib.ticker import MaxNLocator
+
+from posenc_lib import _validate as validate
+from posenc_lib.analysis.ch04_relative import bucket_view
+from posenc_lib.viz.dashboard import AUTO_WIDTH, Dashboard
+from posenc_lib.viz.figures import DIVERGING, new_figure, to_numpy
+
+
+class BucketPlot:
+    """Chapter 4: T5's bucket map and the bias it builds (an ``analysis.ch04_relative.BucketView``).
+
+    Left: the bucket of each offset j - i (keys before the query on the left), as a staircase;
+    dashed lines at +-max_distance. Right: the (T, T) bias of one head, B[i, j] = table[bucket of
+    j - i], rows = queries, columns = keys: constant along every diagonal (Toeplitz), in bands
+    that widen away from the diagonal. Colours fixed at +-2.5 (the table is N(0, 1)).
+    """
+
+    def __init__(self, view, fig=None):
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_map, ax_bias = self.fig.subplots(1, 2, width_ratios=[1.5, 1])
+        self.axes = (ax_map, ax_bias)
+        offsets = to_numpy(view.offsets)
+        (self.staircase,) = ax_map.plot(offsets, to_numpy(view.buckets), drawstyle="steps-mid")
+        self.limits = [
+            ax_map.axvline(x, color="gray", linestyle="--", linewidth=1) for x in (-1, 1)
+        ]
+        ax_map.set(xlabel="offset j - i (key - query)", ylabel="bucket", title="bucket of j - i")
+        ax_map.set_xlim(offsets[0], offsets[-1])
+        # Few tick labels: each costs about 1 ms of every redraw.
+        ax_map.xaxis.set_major_locator(MaxNLocator(3, integer=True))
+        ax_map.yaxis.set_major_locator(MaxNLocator(3, integer=True))
+        self.image = ax_bias.imshow(
+            to_numpy(view.bias), cmap=DIVERGING, vmin=-2.5, vmax=2.5, interpolation="nearest"
+        )
+        ax_bias.set(title="bias B[i, j], one head", xlabel="key j", ylabel="query i")
+        last = view.bias.shape[0] - 1
+        ax_bias.set(xticks=[0, last], yticks=[0, last])
+        self.fig.colorbar(self.image, ax=ax_bias, ticks=[-2, 0, 2], shrink=0.9)
+        self._n_buckets = None
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another BucketView of the same T, changing artists in place."""
+        ax_map, _ = self.axes
+        self.staircase.set_ydata(to_numpy(view.buckets))
+        for line, sign in zip(self.limits, (-1, 1), strict=True):
+            line.set_xdata([sign * view.max_distance] * 2)
+        if view.num_buckets != self._n_buckets:  # rescale only when the bucket count changed
+            ax_map.set_ylim(-0.5, view.num_buckets - 0.5)
+            self._n_buckets = view.num_buckets
+        self.image.set_data(to_numpy(view.bias))
+
+
+def bucket_dashboard(n_positions: int = 160) -> Dashboard:
+    """Chapter 4: T5's bucket parameters -> the bucket of every offset and the bias they build.
+
+    Controls: num_buckets, max_distance, bidirectional. The readout gives the exact range, where
+    the last bucket starts, and how few learned numbers fill a T x T bias.
+    """
+    n_positions = validate.positive_int("n_positions", n_positions, maximum=1024)
+    style = {"description_width": "initial"}
+    controls = {
+        "num_buckets": W.IntSlider(value=32, min=4, max=64, description="num_buckets", style=style),
+        "max_distance": W.IntSlider(
+            value=128, min=4, max=256, description="max_distance", style=style
+        ),
+        "bidirectional": W.Checkbox(
+            value=True, description="bidirectional (encoder)", indent=False, layout=AUTO_WIDTH
+        ),
+    }
+
+    def compute(num_buckets, max_distance, bidirectional):
+        return bucket_view(num_buckets, max_distance, bidirectional, n_positions)
+
+    def readout(view):
+        side = "each side" if view.bidirectional else "keys before the query"
+        future = "" if view.bidirectional else "; every key after the query shares bucket 0"
+        raised = (
+            f" (max_distance raised to {view.max_distance}: it must exceed the exact range)"
+            if view.raised
+            else ""
+        )
+        return (
+            f"{side}: distances 0..{view.exact - 1} get a bucket each, the last bucket starts at "
+            f"distance <b>{view.last_start}</b>{future}; this {n_positions} &times; {n_positions} "
+            f"bias uses <b>{view.used}</b> of {view.num_buckets} learned numbers{raised}"
+        )
+
+    return Dashboard(
+        "T5 buckets: which offsets share a learned bias",
+        controls,
+        compute,
+        BucketPlot,
+        readout,
+        (9.6, 3.0),
+    )

@@ -1,0 +1,349 @@
+"""Chapter 7's figures and dashboard: RoPE scalings and the extrapolation experiment's perplexity."""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as W
+
+from posenc_lib.analysis.ch07_scaling import METHODS as SCALING_METHODS
+from posenc_lib.analysis.ch07_scaling import scaling_view
+from posenc_lib.models.results import load_results
+from posenc_lib.viz.dashboard import Dashboard, dropdown
+from posenc_lib.viz.figures import new_figure, points, to_numpy
+
+
+class ScalingPlot:
+    """Chapter 7: what a RoPE scaling does to each pair, and to perplexity (a
+    ``analysis.ch07_scaling.ScalingView``).
+
+    Left: each pair's wavelength 2 pi / theta_i (log scale) before (grey) and after the scaling
+    (colour), with the training length L (solid) and s L (dashed): pairs under the solid line turn
+    a full circle within L. Middle: theta'_i / theta_i for every method at this factor (the chosen
+    one thick) and YaRN's ramp (dotted; 1 keeps, 0 divides by s). Right: the experiment's
+    perplexity against the evaluation length, plain RoPE (grey), the chosen scaling without
+    fine-tuning (colour) and after 200 steps of fine-tuning at 4L (dashed), where measured, with
+    the control beside it: plain RoPE fine-tuned the same way, no scaling (grey dashed).
+    Log axes are drawn as log10 values on linear axes: a log-scaled axis costs every redraw.
+    """
+
+    COLOURS = {"PI": "tab:red", "NTK": "tab:green", "dynamic": "tab:olive", "YaRN": "tab:purple"}
+
+    def __init__(self, view, fig=None):
+        self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        ax_w, ax_r, ax_p = self.fig.subplots(1, 3, width_ratios=[1.1, 1.1, 1])
+        self.axes = (ax_w, ax_r, ax_p)
+        n_pairs = len(view.wavelengths)
+        (self.before,) = ax_w.plot([], [], "o", color="0.65", markersize=3.5)
+        (self.after,) = ax_w.plot([], [], "o", markersize=3.5)
+        self.length = ax_w.axhline(0, color="black", linewidth=1)
+        self.target = ax_w.axhline(0, color="black", linewidth=1, linestyle="--")
+        ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel="pair i")
+        ax_w.set_yticks([1, 3, 5], labels=["10", "1e3", "1e5"])
+        ax_w.set_xticks([0, n_pairs // 2, n_pairs - 1])
+        ax_w.set_title("wavelength; grey: before; lines: L, sL", fontsize=points(9))
+        self.ratios = {  # dynamic dashed: at length sL it equals NTK, which shows beneath it
+            name: ax_r.plot([], [], "--" if name == "dynamic" else "-", color=colour)[0]
+            for name, colour in self.COLOURS.items()
+        }
+        (self.ramp,) = ax_r.plot([], [], ":", color="black", linewidth=1.2, label="YaRN ramp")
+        ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel="pair i")
+        ax_r.set_xticks([0, n_pairs // 2, n_pairs - 1])
+        ax_r.set_yticks([0, 0.5, 1])
+        ax_r.set_title("new/old frequency; dotted: YaRN ramp", fontsize=points(9))
+        (self.plain,) = ax_p.plot([], [], "o-", color="0.6", markersize=3)
+        (self.scaled,) = ax_p.plot([], [], "o-", markersize=3)
+        (self.tuned,) = ax_p.plot([], [], "s--", markersize=3)
+        (self.control,) = ax_p.plot([], [], "s--", color="0.45", markersize=3)  # no scaling
+        ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
+        ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
+        ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
+        ax_p.set_title("perplexity; grey: RoPE, --: tuned", fontsize=points(9))
+        self._method = None
+        self.update(view)
+
+    def update(self, view) -> None:
+        """Show another ScalingView (same head_dim), changing artists in place."""
+        pairs = range(len(view.wavelengths))
+        self.before.set_data(pairs, to_numpy(view.wavelengths.log10()))
+        self.after.set_data(pairs, to_numpy(view.scaled_wavelengths.log10()))
+        self.length.set_ydata([math.log10(view.train_len)] * 2)
+        self.target.set_ydata([math.log10(view.factor * view.train_len)] * 2)
+        for name, line in self.ratios.items():
+            line.set_data(pairs, to_numpy(view.ratios[name]))
+        self.ramp.set_data(pairs, to_numpy(view.ramp))
+        if view.method != self._method:  # restyle only when the method changed
+            colour = self.COLOURS[view.method]
+            for name, line in self.ratios.items():
+                line.set_linewidth(2.5 if name == view.method else 0.8)
+            self.after.set_color(colour)
+            self.scaled.set_color(colour)
+            self.tuned.set_color(colour)
+            self._method = view.method
+        steps = range(len(view.lengths))
+        for line, curve in ((self.plain, view.plain), (self.scaled, view.scaled),
+                            (self.tuned, view.finetuned), (self.control, view.control)):  # fmt: skip
+            if curve is None:
+                line.set_data([], [])
+            else:
+                line.set_data(steps, [math.log10(v) for v in curve])
+
+
+def scaling_dashboard(results: dict | None = None) -> Dashboard:
+    """Chapter 7: a RoPE scaling, its factor s, the base and the training length L -> each pair's
+    wavelength against L, every method's new frequencies, YaRN's ramp and attention scale, and the
+    experiment's perplexity curve for the chosen method and factor.
+
+    ``results``: the experiment's results (default: ``models.results.load_results()``). The curves
+    were measured for base 10000 and L = 64 (head_dim 32) only; the readout says so otherwise.
+    """
+    results = load_results() if results is None else results
+    style = {"description_width": "initial"}
+    labels = {"PI": "Position Interpolation", "NTK": "NTK-aware", "dynamic": "dynamic NTK"}
+    controls = {
+        "method": dropdown("scaling", [(labels.get(m, m), m) for m in SCALING_METHODS], "PI"),
+        "factor": W.ToggleButtons(
+            options=[("s = 2", 2), ("s = 4", 4), ("s = 8", 8)],
+            value=4,
+            style={"button_width": "4em"},  # 52 px in JupyterLab; grows with the demo's font
+        ),
+        "base": W.FloatLogSlider(
+            value=10000, base=10, min=2, max=6, step=0.25, description="base", style=style
+        ),
+        "train_len": W.IntSlider(
+            value=64, min=16, max=1024, step=16, description="training length L", style=style
+        ),
+    }
+
+    def compute(method, factor, base, train_len):
+        return scaling_view(method, factor, base, train_len, results)
+
+    def readout(view):
+        n_pairs = len(view.wavelengths)
+        ratios = view.ratios[view.method]
+        text = (
+            f"<b>{view.full_turn}</b> of {n_pairs} pairs turn a full circle within L = "
+            f"{view.train_len}. {labels.get(view.method, view.method)}, s = {view.factor:g}: "
+            f"pair 0's frequency &times;<b>{float(ratios[0]):.3g}</b>, the last pair's "
+            f"&times;<b>{float(ratios[-1]):.3g}</b>"
+        )
+        if view.method == "YaRN":
+            text += (
+                f"; attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>{view.attention_scale:.3f}</b> "
+                f"(logits &times;{view.attention_scale**2:.3f})"
+            )
+        if view.method == "dynamic":
+            text += (
+                " (factor 1, as in the experiment: at length T its stretch is"
+                " 1&middot;T/L &minus; (1 &minus; 1) = T/L, drawn at T = sL; one measured curve)"
+            )
+        if view.scaled is not None:
+            text += (
+                f". Perplexity at L / 8L: <b>{view.scaled[0]:.2f}</b> / <b>{view.scaled[-1]:.2f}</b>"
+                f" (plain RoPE {view.plain[0]:.2f} / {view.plain[-1]:.2f})"
+            )
+        if view.finetuned is not None:
+            text += f"; fine-tuned at 4L: <b>{view.finetuned[2]:.2f}</b> at 4L"
+            if view.control is not None:
+                text += f" (plain RoPE fine-tuned the same way: <b>{view.control[2]:.2f}</b>)"
+        if not view.measured:
+            text += (
+                '. <span style="color: #b42318">The perplexity curves were measured for base '
+                "10000 and L = 64 only: they do not change with these settings.</span>"
+            )
+        return text
+
+    return Dashboard(
+        "RoPE scalings: each pair's frequency, YaRN's ramp and the perplexity they give",
+        controls,
+        compute,
+        ScalingPlot,
+        readout,
+        (9.6, 3.0),
+    )
+
+
+# -- the lecture's still figures ---------------------------------------------------------------------
+
+# One colour per position encoding of the tiny model, in every figure of the chapter.
+METHOD_COLOURS = {
+    "none": "0.5",
+    "sinusoidal": "tab:orange",
+    "learned": "tab:brown",
+    "t5": "tab:green",
+    "alibi": "tab:blue",
+    "rope": "tab:red",
+}
+LENGTH_LABELS = ["L", "2L", "4L", "8L"]
+
+
+def perplexity_growth(methods, lengths, train_len: int, paper, ours_to_paper):
+    """Perplexity / perplexity at L against the evaluation length / L (log-log): ours (left),
+    the ALiBi paper's Table 2 (right).
+
+    methods: name -> {"ppl": {str(length): perplexity or None}}; lengths: the lengths evaluated;
+    paper: the paper's table ({"L_valid": [...], "<name>_ppl": [...]}, None where it ran out of
+    memory); ours_to_paper: our name -> the paper's. Returns the figure.
+    """
+    fig = new_figure(7.6, 2.6)
+    ax_ours, ax_paper = fig.subplots(1, 2, sharey=True)
+    for name, entry in methods.items():
+        ppl = [entry["ppl"][str(t)] for t in lengths]
+        known = [k for k, p in enumerate(ppl) if p is not None]  # the learned model stops at L
+        x, y = [lengths[k] / train_len for k in known], [ppl[k] / ppl[0] for k in known]
+        ax_ours.plot(x, y, "o-", color=METHOD_COLOURS[name], label=name, markersize=4)
+    for name, theirs in ours_to_paper.items():
+        column = paper[f"{theirs}_ppl"]  # None where the paper ran out of memory
+        known = [k for k, p in enumerate(column) if p is not None]
+        x = [paper["L_valid"][k] / paper["L_valid"][0] for k in known]
+        y = [column[k] / column[0] for k in known]
+        ax_paper.plot(x, y, color=METHOD_COLOURS[name], label=theirs)
+    ax_ours.set(title=f"ours: L = {train_len} characters", ylabel="perplexity / perplexity at L")
+    ax_paper.set(title="ALiBi paper, Table 2: L = 512 tokens")
+    for ax in (ax_ours, ax_paper):
+        ax.set(xscale="log", yscale="log", xlabel="evaluation length / L", xlim=(0.9, 9))
+        ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
+        ax.set_yticks([1, 10, 100], labels=["1", "10", "100"])
+        ax.minorticks_off()
+        ax.axhline(1, color="lightgray", linewidth=0.8)
+        ax.legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def loss_by_position(binned, width: int, train_len: int, n_windows: int):
+    """Mean loss against the position in the window, one line per model, L marked.
+
+    binned: name -> (T / width,) mean loss of each bin of ``width`` positions. Returns the figure.
+    """
+    fig = new_figure(7.0, 2.2)
+    ax = fig.subplots()
+    for name, values in binned.items():
+        centres = [k * width + width / 2 for k in range(len(values))]
+        ax.plot(centres, to_numpy(values), color=METHOD_COLOURS[name], label=name, linewidth=1.3)
+    ax.axvline(train_len, color="black", linestyle="--", linewidth=1)
+    ax.text(train_len + 6, 0.25, f"training length L = {train_len}", fontsize=8)
+    xlabel = f"position in the window (each point: {width} positions, {n_windows} windows)"
+    ax.set(xlabel=xlabel, xlim=(0, 8 * train_len))
+    ax.set(ylabel="mean loss (nats)", ylim=(0, 8.5))
+    fig.legend(fontsize=8, ncol=6, loc="outside upper center", frameon=False)
+    return fig
+
+
+def pair_wavelengths_and_scores(waves, full, scores, train_len: int, layer: int, head: int):
+    """Each pair's wavelength, the pairs that turn a full circle within L in blue (left); the
+    position-only score of pairs 4 and 7 of one head against the distance (middle, right), with
+    the range seen within L shaded.
+
+    waves: (P,) wavelengths; full: the pairs that turn within L; scores: (P, 8L) one head's
+    position-only score per pair and distance. Returns the figure.
+    """
+    waves = to_numpy(waves)
+    fig = new_figure(8.4, 2.4)
+    axes = fig.subplots(1, 3, width_ratios=[1, 1.2, 1.2])
+    axes[0].semilogy(range(len(waves)), waves, "o", color="0.6", markersize=4)
+    axes[0].semilogy(full, waves[full], "o", color="tab:blue", markersize=4)
+    axes[0].axhline(train_len - 1, color="black", linewidth=1)
+    axes[0].axhline(8 * train_len, color="black", linewidth=1, linestyle="--")
+    axes[0].set(
+        xlabel="pair i", ylabel="wavelength (lines: L - 1, 8L)", title="blue: a full turn within L"
+    )
+    for ax, pair in zip(axes[1:], (4, 7), strict=True):
+        c = scores[pair]  # (8L,)
+        ax.axvspan(0, train_len - 1, color="0.92")
+        ax.axhspan(
+            float(c[:train_len].min()), float(c[:train_len].max()), color="tab:blue", alpha=0.15
+        )
+        ax.plot(to_numpy(c), color="tab:red" if pair not in full else "tab:blue", linewidth=0.7)
+        ax.set(
+            xlabel="distance m - n",
+            xlim=(0, 8 * train_len - 1),
+            title=f"pair {pair}, layer {layer}, head {head}",
+        )
+    axes[1].set_ylabel("position-only score")
+    return fig
+
+
+def scaled_perplexity(plain, scaled, lengths, methods):
+    """Perplexity against the evaluation length for each RoPE scaling without fine-tuning, one
+    panel per factor s = 2, 4, 8, plain RoPE in grey (dynamic NTK: its one curve in each).
+
+    plain: {str(length): perplexity}; scaled: rope_type -> factor (str) -> the same; methods:
+    our name -> rope_type. Returns the figure.
+    """
+    fig = new_figure(8.4, 2.5)
+    axes = fig.subplots(1, 3, sharey=True)
+    steps = range(len(lengths))
+    for ax, factor in zip(axes, ("2", "4", "8"), strict=True):
+        ax.plot(
+            steps, [plain[str(t)] for t in lengths], "o-", color="0.5", label="plain RoPE",
+            markersize=4,
+        )  # fmt: skip
+        for method, rope_type in methods.items():
+            ppl = scaled[rope_type]["1" if method == "dynamic" else factor]
+            ax.plot(
+                steps,
+                [ppl[str(t)] for t in lengths],
+                "o-",
+                color=ScalingPlot.COLOURS[method],
+                label=method,
+                markersize=4,
+            )
+        ax.set(yscale="log", title=f"s = {factor}", xlabel="evaluation length")
+        ax.set_xticks(list(steps), labels=LENGTH_LABELS)
+        ax.set_yticks([3, 10, 30, 70], labels=["3", "10", "30", "70"])
+        ax.minorticks_off()
+    axes[0].set_ylabel("perplexity")
+    axes[0].legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def finetuned_perplexity(rows, lengths, zoomed):
+    """Perplexity against the evaluation length for the seven rows of the fine-tuning table: all
+    of them on a log axis (left), the ``zoomed`` ones (near 3) again on a linear axis (right).
+
+    rows: label -> {str(length): perplexity}, in the table's order. Returns the figure.
+    """
+    fig = new_figure(7.4, 2.3)
+    ax_log, ax_lin = fig.subplots(1, 2, width_ratios=[1, 1])
+    steps = range(len(lengths))
+    for (label, ppl), colour, style in zip(
+        rows.items(),
+        ("0.5", "tab:red", "tab:red", "tab:purple", "tab:purple", "0.3", "tab:blue"),
+        (":", ":", "-", ":", "-", "-", "--"),
+        strict=True,
+    ):
+        curve = [ppl[str(t)] for t in lengths]
+        ax_log.plot(steps, curve, style, marker="o", color=colour, label=label, markersize=4)
+        if label in zoomed:  # the rows near 3, spread out on a linear axis
+            ax_lin.plot(steps, curve, style, marker="o", color=colour, markersize=4)
+    ax_log.set(yscale="log", xlabel="evaluation length", ylabel="perplexity")
+    ax_log.set_yticks([3, 10, 30], labels=["3", "10", "30"])
+    ax_log.minorticks_off()
+    ax_log.set_title("all rows (log axis)", fontsize=10)
+    ax_lin.set(xlabel="evaluation length", ylim=(2.7, 3.8))
+    ax_lin.set_title("fine-tuned rows and ALiBi (linear axis)", fontsize=10)
+    for ax in (ax_log, ax_lin):
+        ax.set_xticks(list(steps), labels=LENGTH_LABELS)
+    fig.suptitle("dotted: no fine-tuning; solid: fine-tuned at 4L", fontsize=10)
+    fig.legend(fontsize=7, loc="outside right upper", frameon=False)
+    return fig
+
+
+def forward_times(rounds, middle):
+    """Milliseconds per forward pass per model: the median of the rounds as a bar, their range as
+    an error bar.
+
+    rounds: name -> the times of each round; middle: name -> their median. Returns the figure.
+    """
+    names = list(rounds)
+    fig = new_figure(5.2, 2.2)
+    ax = fig.subplots()
+    low = [middle[n] - min(rounds[n]) for n in names]
+    high = [max(rounds[n]) - middle[n] for n in names]
+    ax.barh(
+        names, [middle[n] for n in names], xerr=[low, high],
+        color=[METHOD_COLOURS[n] for n in names],
+    )  # fmt: skip
+    ax.set(xlabel="ms per forward pass, 512 characters (bars: range of the rounds)")
+    ax.set_title(f"this machine, one thread, {len(rounds[names[0]])} rounds", fontsize=10)
+    return fig

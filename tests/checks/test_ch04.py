@@ -1,0 +1,264 @@
+"""Chapter 4's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from chapter_checks import standard_tests
+from conftest import answer_functions
+
+from posenc_lib.checks import FAIL, PASS
+from posenc_lib.checks.ch04 import QUESTIONS, q1, q2, q3, q4
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "04_relative_bias.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "04_relative_bias.ipynb")
+
+
+# q1: wrong ways to measure the spread along diagonals.
+def _spread(m, offsets=None, key="j - i", reduce=lambda v: v.max() - v.min()):
+    n_q, n_k = m.shape
+    if key == "i + j":  # anti-diagonals: flip the columns, then diagonals
+        m, key = m.flip(-1), "j - i"
+    offsets = range(-(n_q - 1), n_k) if offsets is None else offsets(n_q, n_k)
+    spreads = [float(reduce(m.diagonal(d))) for d in offsets if m.diagonal(d).numel()]
+    return max(spreads)
+
+
+# q2: Shaw's logits with one slip each.
+def _shaw(q, k, table, clip, sign=1, shift=True, scale=None, content=True, to_query=False):
+    n, d = q.shape
+    offsets = sign * (torch.arange(n)[None, :] - torch.arange(n)[:, None])
+    a = table[offsets.clamp(-clip, clip) + (clip if shift else 0)]  # (T, T, d)
+    if to_query:
+        scores = ((q[:, None, :] + a) * k[None, :, :]).sum(-1)
+    else:
+        scores = (q[:, None, :] * a).sum(-1) + (q @ k.T if content else 0)
+    return scores / (math.sqrt(d) if scale is None else scale(d))
+
+
+def _shaw_parts(q, k, table, clip, content=lambda q, k: q @ k.T, scale_content=True):
+    n, d = q.shape
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    position = (q[:, None, :] * table[offsets.clamp(-clip, clip) + clip]).sum(-1)  # (T, T)
+    return content(q, k) / (math.sqrt(d) if scale_content else 1.0) + position / math.sqrt(d)
+
+
+# q3: T5's buckets with one slip each.
+def _buckets(rel, bidirectional, n, max_distance, flip=False, zero_up=False, halve=True,
+             upper=None, cap=True, rnd=False, log_max=False, as_float=False, times_exact=False,
+             causal_abs=False):  # fmt: skip
+    rel = -rel if flip else rel
+    if bidirectional:
+        per = n // 2 if halve else n
+        side = ((rel >= 0) if zero_up else (rel > 0)).long() * (upper or per)
+        dist = rel.abs()
+    else:
+        per, side, dist = n, 0, (rel.abs() if causal_abs else (-rel).clamp(min=0))
+    exact = per // 2
+    denominator = math.log(max_distance) if log_max else math.log(max_distance / exact)
+    log_buckets = exact if times_exact else per - exact
+    raw = exact + (dist.clamp(min=exact).float() / exact).log() / denominator * log_buckets
+    log_bucket = raw.round().long() if rnd else raw.long()
+    log_bucket = log_bucket.clamp(max=per - 1) if cap else log_bucket
+    out = side + torch.where(dist < exact, dist, log_bucket)
+    return out.float() if as_float else out
+
+
+# q4: the bias matrix with one slip each.
+def _bias(table, fn, q_len, k_len, cached=True, sign=1, heads_last=False, head0=False,
+          reshape=False):  # fmt: skip
+    i = torch.arange(q_len)[:, None] + (k_len - q_len if cached else 0)
+    j = torch.arange(k_len)[None, :]
+    values = (table[:, :1].expand_as(table) if head0 else table)[fn(sign * (j - i))]
+    if reshape:
+        return values.reshape(table.shape[1], q_len, k_len)
+    return values if heads_last else values.permute(2, 0, 1)
+
+
+def _unclipped(q, k, table, clip):
+    """Right within +-clip; beyond it, the wrong rows (wrapped around the table)."""
+    n, d = q.shape
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    a = table[(offsets + clip) % (2 * clip + 1)]  # (T, T, d)
+    return ((q[:, None, :] * a).sum(-1) + q @ k.T) / math.sqrt(d)
+
+
+def _pairs(q, k, table, clip):
+    n = q.shape[0]
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    return k[None, :, :] + table[offsets.clamp(-clip, clip) + clip]  # (T, T, d): forgot q_i .
+
+
+WRONG = {
+    "q1": [
+        (lambda m: _spread(m, key="i + j"), "anti-diagonals"),
+        (lambda m: _spread(m, offsets=lambda a, b: [0]), "only the main diagonal"),
+        (lambda m: float(m.max() - m.min()), "over the whole matrix"),
+        (lambda m: float((m.amax(1) - m.amin(1)).max()), "along each row"),
+        (lambda m: float((m.amax(0) - m.amin(0)).max()), "or each column"),
+        (lambda m: _spread(m, offsets=lambda a, b: range(0, b)), "below the main one"),
+        (lambda m: _spread(m, offsets=lambda a, b: range(-(a - 1), a)), "assumed a square matrix"),
+        (lambda m: _spread(m, offsets=lambda a, b: range(-(b - 1), b)), "set by the rows"),
+        (lambda m: _spread(m, reduce=lambda v: v.std(unbiased=False)), "standard deviation"),
+        (lambda m: _spread(m, reduce=lambda v: (v - v[0]).abs().max()), "reference value"),
+        (lambda m: _spread(m, reduce=lambda v: (v - v.mean()).abs().max()), "reference value"),
+        (lambda m: torch.tensor([_spread(m), 0.0]), "one number"),
+        (lambda m: -_spread(m) - 1, "cannot be negative"),
+        (lambda m: 1.05 * _spread(m) + 0.1, "check which entries"),
+        (lambda m: _spread(m, reduce=lambda v: v.diff().abs().max() if v.numel() > 1 else 0), "side by side"),
+        (lambda m: _spread(m, offsets=lambda a, b: range(-(a - 1), 1)), "above the main one"),
+    ],
+    "q2": [
+        (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1), "indexed by i - j"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, shift=False), "forgot to add clip"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1, shift=False), "two slips"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, scale=lambda d: 1.0), "not scaled"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, scale=lambda d: d), "divided by d"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, content=False), "left out the content score"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, to_query=True), "added a_ij to the query"),
+        (lambda q, k, t, c: _shaw(q, k, t, c).T, "rows are queries"),
+        (lambda q, k, t, c: _shaw_parts(q, k, t, c, content=lambda q, k: k @ q.T), "k @ q.T"),
+        (lambda q, k, t, c: _shaw_parts(q, k, t, c, scale_content=False), "only the position"),
+        (_unclipped, "wrong beyond"),
+        (_pairs, "(T, T, d)"),
+        (lambda q, k, t, c: _shaw(q, k, t, c).tolist(), "torch tensor"),
+    ],
+    "q3": [
+        (lambda r, b, n, m: _buckets(r, b, n, m, flip=True), "query - key"),
+        (lambda r, b, n, m: _buckets(r, not b, n, m), "your buckets are those of a causal"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, zero_up=True), "offset 0"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, halve=False), "num_buckets // 2 buckets"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, upper=n), "not num_buckets"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, cap=False), "cap the log bucket"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, rnd=True), "you rounded"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, log_max=True), "not by log(max_distance)"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "n - exact, not exact"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, causal_abs=True), "has distance 0, bucket 0"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, as_float=True), "tensor of integers"),
+        (lambda r, b, n, m: _buckets(r, b, n, m) > 3, "True/False"),
+        (lambda r, b, n, m: _buckets(r, b, n, m).clamp(max=n - 2), "log buckets differ"),
+        (lambda r, b, n, m: torch.where(r.abs() == 2, 0, _buckets(r, b, n, m)), "near offsets"),
+        (lambda r, b, n, m: _buckets(r, b, n, m) + n, "must lie in 0..num_buckets - 1"),
+        (lambda r, b, n, m: _buckets(r.reshape(-1), b, n, m), "should have shape"),  # flattened
+    ],
+    "q4": [
+        (lambda t, f, q, k: _bias(t, f, q, k, cached=False), "positions 0..q_len - 1"),
+        (lambda t, f, q, k: _bias(t, f, q, k, sign=-1), "you looked up i - j"),
+        (lambda t, f, q, k: _bias(t, f, q, k, cached=False, sign=-1), "two slips"),
+        (lambda t, f, q, k: _bias(t, f, q, k, heads_last=True), "put the heads first"),
+        (lambda t, f, q, k: _bias(t, f, q, k).transpose(-2, -1), "(H, k_len, q_len)"),
+        (lambda t, f, q, k: _bias(t, f, q, k, head0=True), "head 0's bias"),
+        (lambda t, f, q, k: _bias(t, f, q, k, reshape=True), "permute(2, 0, 1)"),
+        (lambda t, f, q, k: _bias(t, f, q, k) + 0.01, "right shape but not the right values"),
+        (lambda t, f, q, k: (_bias(t, f, q, k), None), "tuple"),
+        (lambda t, f, q, k: _bias(t, f, q, k).squeeze(), "should have shape"),  # q_len = 1 lost
+        (lambda t, f, q, k: _bias(t, lambda o: _buckets(o, False, t.shape[0], 128), q, k), "use the `bucket_fn` you are given"),
+    ],
+}  # fmt: skip
+
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("name", ["q2", "q3", "q4"])
+def test_the_main_mistakes_are_named_on_hidden_inputs_too(name, seed):
+    question = BY_NAME[name]
+    cases = question.cases(seed)
+    for fn, fragment in WRONG[name][:3]:
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == FAIL and fragment in verdict.message, (seed, verdict.message)
+
+
+def test_hidden_inputs_share_no_case_with_the_public_ones():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+
+
+def test_cases_are_the_same_in_every_process():
+    # A grader calls cases(seed) in the child and in the parent: the inputs must agree.
+    for question in QUESTIONS:
+        first, second = question.cases(4), question.cases(4)
+        for a, b in zip(first, second, strict=True):
+            assert a.describe == b.describe
+            for x, y in zip(a.args, b.args, strict=True):
+                if isinstance(x, torch.Tensor):
+                    assert torch.equal(x, y)
+
+
+def test_points_add_up_to_ten_and_sentences_never_show_the_answer(capsys):
+    assert q1.points + q2.points + q3.points + q4.points == 10
+    verdict = q3.check(lambda r, b, n, m: _buckets(r, b, n, m).clamp(max=n - 2))
+    assert "[" not in verdict.message  # no list of bucket ids
+
+
+def test_float64_logs_pass_the_bucket_check(capsys):
+    def in_float64(rel, bidirectional, n, max_distance):
+        per = n // 2 if bidirectional else n
+        exact = per // 2
+        side = (rel > 0).long() * per if bidirectional else 0
+        dist = rel.abs() if bidirectional else (-rel).clamp(min=0)
+        ratio = dist.clamp(min=exact).double() / exact
+        log_bucket = exact + (ratio.log() / math.log(max_distance / exact) * (per - exact)).long()
+        return side + torch.where(dist < exact, dist, log_bucket.clamp(max=per - 1))
+
+    assert q3.check(in_float64).status == PASS
+
+
+def test_the_public_bias_cases_include_generating_one_token_after_a_prompt():
+    table, fn, q_len, k_len = q4.cases(0)[1].args
+    assert q_len == 1 and k_len > 1
+
+
+def test_float32_rounding_is_not_a_mistake(capsys):
+    assert q2.check(lambda q, k, t, c: _shaw(q, k, t, c) * (1 + 1e-6)).status == PASS
+    assert q2.check(lambda q, k, t, c: _shaw(q, k, t, c) * 1.01).status == FAIL
+
+
+def test_an_empty_diagonal_gets_a_tip_about_the_offsets(capsys):
+    # The natural loop over too many offsets crashes on an empty diagonal before it can return a
+    # wrong number: the check must say what the empty diagonal means, not only show torch's error.
+    def columns_both_ways(m):
+        n_k = m.shape[1]
+        return max(float(m.diagonal(d).max() - m.diagonal(d).min()) for d in range(-(n_k - 1), n_k))
+
+    def assumed_square(m):  # on the wide case (4, 7) it returns a number: the mistake is named
+        n_q = m.shape[0]
+        return max(float(m.diagonal(d).max() - m.diagonal(d).min()) for d in range(-(n_q - 1), n_q))
+
+    verdict = q1.check(columns_both_ways)
+    assert verdict.status == FAIL and "numel() == 0" in verdict.message
+    assert "-(T_q - 1) to T_k - 1" in verdict.message, verdict.message
+    assert "assumed a square matrix" in q1.check(assumed_square).message
+
+
+def test_an_odd_number_of_buckets_per_direction_is_public_and_hidden(capsys):
+    # n // 2 log buckets instead of n - n // 2 agree when a direction has an even number of
+    # buckets: a public case with an odd number (and every grader seed) must catch it.
+    def times_exact(r, b, n, m):
+        return _buckets(r, b, n, m, times_exact=True)
+
+    assert any(b and (n // 2) % 2 for _, b, n, _ in (c.args for c in q3.cases(0)))
+    assert "n - exact, not exact" in q3.check(times_exact).message
+    for seed in (1, 2, 3, 4, 5):
+        cases = q3.cases(seed)
+        verdict = q3.judge(cases, q3.run(times_exact, cases))
+        assert verdict.status == FAIL and "n - exact, not exact" in verdict.message, seed
+
+
+def test_the_causal_slip_is_named_on_hidden_inputs(capsys):
+    def causal_abs(r, b, n, m):
+        return _buckets(r, b, n, m, causal_abs=True)
+
+    for seed in (1, 2, 3):
+        cases = q3.cases(seed)
+        verdict = q3.judge(cases, q3.run(causal_abs, cases))
+        assert verdict.status == FAIL and "has distance 0, bucket 0" in verdict.message, seed

@@ -1,0 +1,306 @@
+"""Chapter 6's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from chapter_checks import standard_tests
+from conftest import answer_functions
+
+from posenc_lib.checks import PASS
+from posenc_lib.checks.ch06 import QUESTIONS, q1, q3, q4
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "06_rope.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "06_rope.ipynb")
+F64 = torch.float64
+OTHER = {"half": "interleaved", "interleaved": "half"}
+
+
+# -- q1: written independently of the check's own helpers ------------------------------------------
+
+
+def _rope(x, positions, style, base, *, pairs=None, table=None, sign=1, power=2, order=None):
+    """RoPE in float64, or a usual mistake: which dims pair, how cos/sin repeat, the turn's
+    direction, the frequency exponent, and the layout the result is written back in."""
+    pairs, table, order = pairs or style, table or style, order or pairs or style
+    x = x.double()
+    n, d = x.shape
+    theta = base ** (-power * torch.arange(d // 2, dtype=F64) / d)  # (D/2,)
+    angles = sign * torch.tensor(positions, dtype=F64)[:, None] * theta  # (T, D/2)
+    if pairs == "half":
+        x1, x2 = x[:, : d // 2], x[:, d // 2 :]
+    else:
+        x1, x2 = x[:, 0::2], x[:, 1::2]
+    if table == pairs:
+        cos, sin = angles.cos(), angles.sin()
+    else:  # a table repeated for the other layout, read with this layout's pairs
+        full = (
+            torch.cat((angles, angles), -1) if table == "half" else angles.repeat_interleave(2, -1)
+        )
+        first = full[:, : d // 2] if pairs == "half" else full[:, 0::2]
+        second = full[:, d // 2 :] if pairs == "half" else full[:, 1::2]
+        y1 = x1 * first.cos() - x2 * first.sin()
+        y2 = x1 * second.sin() + x2 * second.cos()
+        return _write(y1, y2, order)
+    return _write(x1 * cos - x2 * sin, x1 * sin + x2 * cos, order)
+
+
+def _write(y1, y2, order):
+    if order == "half":
+        return torch.cat((y1, y2), -1)
+    return torch.stack((y1, y2), -1).reshape(y1.shape[0], -1)
+
+
+def _cos_only(x, positions, style, base):
+    d = x.shape[1]
+    theta = base ** (-2 * torch.arange(d // 2, dtype=F64) / d)
+    angles = torch.tensor(positions, dtype=F64)[:, None] * theta
+    table = torch.cat((angles, angles), -1) if style == "half" else angles.repeat_interleave(2, -1)
+    return x.double() * table.cos()
+
+
+# -- q2, q3, q4 --------------------------------------------------------------------------------------
+
+
+def _scores(rotate, q, k, offset, positions, *, rotate_k=True, same=False, key=False):
+    out = []
+    for p in positions:
+        m, n = (p, p + offset) if key else (p + offset, p)
+        if same:
+            m = n = p
+        out.append(float(rotate(q, m) @ (rotate(k, n) if rotate_k else k)))
+    return out
+
+
+def _spread(scores):
+    return max(scores) - min(scores)
+
+
+def _bound(distance, d, base, *, power=2, divide=None, reduce="mean", shift=False):
+    theta = base ** (-power * torch.arange(d // 2, dtype=F64) / d)
+    phases = distance * theta
+    real, imag = phases.cos().cumsum(0), phases.sin().cumsum(0)
+    sizes = (real**2 + imag**2).sqrt()
+    if shift:
+        sizes = torch.cat((torch.zeros(1, dtype=F64), sizes[:-1]))
+    if reduce == "real":
+        sizes = real
+    if reduce == "per j":  # |S_j| / j: the mean of the first j phases, not their sum
+        sizes = sizes / torch.arange(1, d // 2 + 1, dtype=F64)
+    if reduce == "last":
+        return float(sizes[-1])
+    if reduce == "cos":
+        return float(phases.cos().mean())
+    return float(sizes.sum() / (d // 2 if divide is None else divide))
+
+
+def _order(d, target):
+    to_half = torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))
+    return to_half if target == "half" else torch.argsort(to_half)
+
+
+def _columns(w, heads, target, *, inverse=False, whole=False):
+    if whole:
+        return w[:, _order(w.shape[1], target)]
+    d = w.shape[1] // heads
+    order = _order(d, OTHER[target] if inverse else target)
+    return w[:, torch.cat([h * d + order for h in range(heads)])]
+
+
+def _reversed(w, heads):
+    d = w.shape[1] // heads
+    return w[:, torch.cat([h * d + torch.arange(d - 1, -1, -1) for h in range(heads)])]
+
+
+def _strided(w, heads, target):
+    """Each head taken as the columns h, h + H, h + 2H, ... (a wrong split), reordered within."""
+    d = w.shape[1] // heads
+    order = _order(d, target)
+    out = w.clone()
+    for h in range(heads):
+        columns = torch.arange(h, w.shape[1], heads)  # (D_h,)
+        out[:, columns] = w[:, columns[order]]
+    return out
+
+
+WRONG = {
+    "q1": [
+        (lambda x, p, s, b: x, "returns x unchanged"),
+        (lambda x, p, s, b: _rope(x, p, OTHER[s], b), "paired the dims as in the"),
+        (lambda x, p, s, b: _rope(x, p, s, b, sign=-1), "turn clockwise"),
+        (lambda x, p, s, b: _rope(x, p, s, b, order=OTHER[s]), "wrote the result back"),
+        (lambda x, p, s, b: _rope(x, p, s, b, table=OTHER[s]), "laid out for"),
+        (lambda x, p, s, b: _rope(x, p, s, b, power=1), "base ** (-i / D)"),
+        (lambda x, p, s, b: _rope(x, p, s, b, power=-2), "grow with the pair index"),
+        (lambda x, p, s, b: _rope(x, [t + 1 for t in p], s, b), "off by one"),
+        (lambda x, p, s, b: _rope(x, list(range(len(p))), s, b), "instead of the `positions` given"),
+        (lambda x, p, s, b: _rope(x, p, s, 10000.0), "base 10000 instead"),
+        (lambda x, p, s, b: _cos_only(x, p, s, b), "left out the partner"),
+        (lambda x, p, s, b: _rope(x, p, s, b).tolist(), "torch tensor"),
+        (lambda x, p, s, b: _rope(x, p, s, b)[:, :2], "shape"),
+        (lambda x, p, s, b: _rope(x, p, s, b) + 0.01, "right shape but not the right values"),
+        (lambda x, p, s, b: _rope(x, p, "half", b), "paired the dims as in the 'half' layout"),  # style ignored
+        (lambda x, p, s, b: _rope(x, sorted(p), s, b), "sorted the positions"),
+    ],
+    "q2": [
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p, rotate_k=False)), "not the key"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p, same=True)), "same position"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p, key=True)), "moved the key"),
+        (lambda r, q, k, o, p: max(map(abs, _scores(r, q, k, o, p))), "largest |score|"),
+        (lambda r, q, k, o, p: torch.tensor(_scores(r, q, k, o, p)).std().item(), "standard deviation"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, range(len(p)))), "instead of the `positions`"),
+        (lambda r, q, k, o, p: _scores(r, q, k, o, p), "not the list of scores"),
+        (lambda r, q, k, o, p: 0.0, "differs from max - min"),
+        (lambda r, q, k, o, p: -_spread(_scores(r, q, k, o, p)) - 1, "cannot be negative"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p[:-1])), "left out the last position"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p[1:])), "left out the first position"),
+        (lambda r, q, k, o, p: abs(_scores(r, q, k, o, p)[-1] - _scores(r, q, k, o, p)[0]), "last score minus the first"),
+        (lambda r, q, k, o, p: _spread(_scores(r, k, q, o, p)), "or swapped q and k"),
+        (lambda r, q, k, o, p: _spread(_scores(r, q, k, abs(o), p)), "used |offset|"),
+    ],
+    "q3": [
+        (lambda t, d, b: _bound(t, d, b, divide=1), "sum of the |S_j|"),
+        (lambda t, d, b: _bound(t, d, b, divide=d), "divided by D"),
+        (lambda t, d, b: _bound(t, d, b, reduce="last"), "last partial sum only"),
+        (lambda t, d, b: _bound(t, d, b, reduce="last") / (d // 2), "|S_{D/2}| / (D/2)"),
+        (lambda t, d, b: _bound(t, d, b, reduce="real"), "real parts"),
+        (lambda t, d, b: _bound(t, d, b, shift=True), "off by one"),
+        (lambda t, d, b: _bound(t, d, b, power=1), "base ** (-i / D)"),
+        (lambda t, d, b: _bound(t, d, b, reduce="cos"), "expected score"),
+        (lambda t, d, b: (d // 2 + 1) / 2, "does not change with the distance"),
+        (lambda t, d, b: torch.ones(d // 2), "one number"),
+        (lambda t, d, b: _bound(t, d, b) * 1.01, "differs from (1 / (D/2))"),
+        (lambda t, d, b: _bound(t, d, 10000.0), "base 10000 instead"),
+        (lambda t, d, b: _bound(t, d, b, divide=d // 2 + 1), "S_0 = 0 included"),
+        (lambda t, d, b: _bound(t, d, b, reduce="per j"), "divided each |S_j| by j"),
+    ],
+    "q4": [
+        (lambda wq, wk, h, t: (wq, wk), "as they came"),
+        (lambda wq, wk, h, t: (_columns(wq, h, "half"), _columns(wk, h, "half")), "Going to 'interleaved'"),
+        (lambda wq, wk, h, t: (_columns(wq, h, t, inverse=True), _columns(wk, h, t, inverse=True)), "opposite direction"),
+        (lambda wq, wk, h, t: (_columns(wq, h, t), wk), "fixed w_q but not w_k"),
+        (lambda wq, wk, h, t: (wq, _columns(wk, h, t)), "fixed w_k but not w_q"),
+        (lambda wq, wk, h, t: (_columns(wq, h, t, whole=True), _columns(wk, h, t, whole=True)), "as if they were one head"),
+        (lambda wq, wk, h, t: (wq[_order(wq.shape[0], t)], wk[_order(wk.shape[0], t)]), "rows (input features)"),
+        (lambda wq, wk, h, t: (_columns(wk, h, t), _columns(wq, h, t)), "returned (w_k, w_q)"),
+        (lambda wq, wk, h, t: (wk, wq), "swapped order"),
+        (lambda wq, wk, h, t: _columns(wq, h, t), "pair of tensors"),
+        (lambda wq, wk, h, t: (_reversed(wq, h), _reversed(wk, h)), "with itself are right"),
+        (lambda wq, wk, h, t: (2 * _columns(wq, h, t), _columns(wk, h, t)), "even on the diagonal"),
+        (lambda wq, wk, h, t: (_columns(wq, h, t)[:, :-1], _columns(wk, h, t)), "shape"),
+        (lambda wq, wk, h, t: (_strided(wq, h, t), _strided(wk, h, t)), "h, h + H, h + 2H"),
+    ],
+}  # fmt: skip
+
+
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
+def test_the_library_agrees_with_the_worked_solutions(question):
+    # The check's reference is the library; the solutions notebook is written without it.
+    from posenc_lib.analysis import ch06_rope
+
+    for case in question.cases(3):
+        got = SOLUTIONS[question.function](*case.args)
+        if question is q1:
+            x, positions, style, base = case.args
+            assert torch.allclose(
+                got.double(), ch06_rope.rotate(x, positions, base, style), atol=1e-5
+            )
+        elif question is q3:
+            assert got == pytest.approx(
+                float(ch06_rope.decay_bound([case.args[0]], *case.args[1:])[0])
+            )
+        elif question is q4:
+            w_q, w_k, heads, target = case.args
+            fixed = ch06_rope.convert_projection(w_q, heads, OTHER[target], target)
+            assert torch.equal(got[0], fixed)
+
+
+def test_hidden_inputs_differ_from_the_public_ones_and_share_no_case():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            hidden = {c.describe for c in question.cases(seed)}
+            assert hidden and not public & hidden, question.name
+
+
+def test_cases_are_deterministic_from_the_seed():
+    # A grader builds the cases in two processes: they must agree.
+    for question in QUESTIONS:
+        first, second = question.cases(4), question.cases(4)
+        assert [c.describe for c in first] == [c.describe for c in second]
+        for a, b in zip(first, second, strict=True):
+            for x, y in zip(a.args, b.args, strict=True):
+                if isinstance(x, torch.Tensor):
+                    assert torch.equal(x, y)
+
+
+def test_points_add_up_to_ten_and_checks_never_show_the_answer(capsys):
+    assert sum(q.points for q in QUESTIONS) == 10
+    verdict = q3.check(lambda t, d, b: 0.0)
+    assert "16.5" not in verdict.message  # the bound at distance 0 is never given away
+
+
+def test_q1_accepts_float32_work_and_float64_work(capsys):
+    solution = SOLUTIONS["apply_rope"]
+    assert q1.check(lambda x, p, s, b: solution(x.double(), p, s, b)).status == PASS
+    assert q1.check(lambda x, p, s, b: solution(x, p, s, b).float()).status == PASS
+
+
+def test_q4_accepts_any_fix_that_gives_the_same_logits(capsys):
+    # Negating both matrices changes no logit (each is a product of a q and a k entry).
+    solution = SOLUTIONS["fix_layout"]
+
+    def negated(w_q, w_k, heads, target):
+        fixed_q, fixed_k = solution(w_q, w_k, heads, target)
+        return -fixed_q, -fixed_k
+
+    assert q4.check(negated).status == PASS
+
+
+def _bound_float32(distance, head_dim, base=10000.0):
+    # The question's recipe done in float32 throughout, as a learner who skips the dtype would.
+    theta = base ** (-torch.arange(0, head_dim, 2) / head_dim)  # (D/2,) float32
+    phases = distance * theta
+    real, imag = phases.cos().cumsum(0), phases.sin().cumsum(0)
+    return float(torch.sqrt(real**2 + imag**2).mean())
+
+
+def test_q3_accepts_float32_work_on_public_and_hidden_inputs(capsys):
+    # float32 is 2.6e-6 off on the public case (1000, 32, 500) and up to ~9e-4 * (1 + b) on
+    # graders' cases; the tolerance used to be 1e-6 and rejected it everywhere.
+    assert q3.check(_bound_float32).status == PASS
+    for seed in range(1, 40):
+        cases = q3.cases(seed)
+        verdict = q3.judge(cases, q3.run(_bound_float32, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+def test_q3_names_each_mistake_before_the_distance_0_case(capsys):
+    # At distance 0 the mean of cos and |S_{D/2}| / (D/2) are both 1: the distance-0 case is last,
+    # so an earlier case tells them apart.
+    assert q3.cases(0)[-1].args[0] == 0
+    message = q3.check(lambda t, d, b: _bound(t, d, b, reduce="cos")).message
+    assert "expected score" in message and "|S_{D/2}| / (D/2)" not in message
+
+
+def test_q4_wrong_direction_message_names_the_target_it_failed_on(capsys):
+    # Always applying (0, 2, 4, ..., 1, 3, 5, ...) is right for 'half' and wrong for 'interleaved':
+    # the sentence must describe the 'interleaved' permutation, not repeat what the learner did.
+    message = q4.check(
+        lambda wq, wk, h, t: (_columns(wq, h, "half"), _columns(wk, h, "half"))
+    ).message
+    assert "Going to 'interleaved'" in message and "(0, D/2, 1, D/2 + 1, ...)" in message
+    assert "Going to 'half'" not in message
+
+
+def test_q1_messages_and_hints_read_cleanly():
+    # One "but" per sentence, and the first hint's code works on the list the question promises.
+    wrong = q1.evaluate(lambda x, p, s, b: _rope(x, p, s, b, order=OTHER[s])).message
+    assert wrong.count(" but ") == 1, wrong
+    assert "positions[:, None]" not in q1.hints[0]
+    assert "torch.tensor(positions, dtype=torch.float64)[:, None]" in q1.hints[0]

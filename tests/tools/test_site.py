@@ -1,0 +1,205 @@
+"""The course website: built offline from the committed notebooks, every chapter listed, every
+link resolving, every page showing its figures (dashboards as still pictures), math served locally."""
+
+import contextlib
+import io
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools.site import ROOT, WIDGET_VIEW, build_site, course_map, stage
+from tools.site_audit import check_site, png_outputs, references
+
+HIDDEN = '<details class="admonition hide above-input">'  # myst-nb's collapsed source, closed
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("jupyter-book", path=str(Path(ROOT, ".venv", "bin"))) is None
+    and shutil.which("jupyter-book") is None,
+    reason="jupyter-book 1.x is not installed: run `make setup` (it is in the test extra)",
+)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("site")
+    with contextlib.redirect_stderr(io.StringIO()) as errors:  # not a terminal: no progress bar
+        built = build_site(folder / "site", folder / "src")
+    size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
+    print(f"\nsite: {len(built.pages)} pages, {size / 1e6:.1f} MB, built in {built.seconds:.1f} s")
+    assert errors.getvalue() == ""
+    return built, folder / "src"
+
+
+def _page(built, relative: str) -> str:
+    return (built.folder / relative).read_text(encoding="utf-8")
+
+
+def test_the_build_succeeds_with_an_index_at_the_top(site):
+    built, _ = site
+    assert (built.folder / "index.html").is_file()
+    lectures = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    for stem in lectures:
+        assert (built.folder / "notebooks" / f"{stem}.html").is_file(), stem
+    for folder in ("exercises", "solutions"):
+        for notebook in (ROOT / folder).glob("*.ipynb"):
+            assert (built.folder / folder / f"{notebook.stem}.html").is_file(), notebook
+
+
+def test_the_index_lists_every_chapter_start_page_first(site):
+    built, _ = site
+    index = _page(built, "index.html")
+    chapters = course_map()
+    assert [ch.key for ch in chapters] == [f"{n:02d}" for n in range(1, len(chapters) + 1)]
+    assert len(chapters) == len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))) - 1
+    hrefs = [value for tag, attr, value, _ in references(built.folder / "index.html")]
+    order = [h for h in hrefs if re.fullmatch(r"notebooks/\d\d_\w+\.html", h)]
+    assert order[0] == "notebooks/00_start_here.html"
+    for ch in chapters:
+        for folder in ("notebooks", "exercises", "solutions"):
+            assert f"{folder}/{ch.stem}.html" in hrefs, (ch.stem, folder)
+        assert ch.time in index and ch.title in index
+    # One source of truth: the titles and times come from the start page's map.
+    assert "75 min" in index and "The sinusoidal encoding, derived" in index
+
+
+def test_each_chapter_page_links_its_exercises_and_solutions(site):
+    built, _ = site
+    for ch in course_map():
+        hrefs = [v for _, _, v, _ in references(built.folder / "notebooks" / f"{ch.stem}.html")]
+        assert f"../exercises/{ch.stem}.html" in hrefs
+        assert f"../solutions/{ch.stem}.html" in hrefs
+        title = _page(built, f"solutions/{ch.stem}.html")
+        assert f"Chapter {int(ch.key)} solutions" in title  # not a second "exercises" page
+
+
+def test_every_link_resolves_every_page_has_its_figures_nothing_loads_from_the_network(site):
+    built, source = site
+    assert check_site(built.folder, source) == []
+    # Every figure counted, dashboards' stills included: image/png outputs in the lecture.
+    counts = {p.stem: png_outputs(p) for p in sorted((source / "notebooks").glob("*.ipynb"))}
+    print("pictures per lecture:", counts)
+    assert all(n >= 2 for n in counts.values())
+
+
+def test_the_checker_fails_a_broken_site(site, tmp_path):
+    built, source = site
+    broken = tmp_path / "broken"
+    shutil.copytree(built.folder, broken)
+    page = broken / "notebooks" / "03_sinusoidal.html"
+    text = page.read_text(encoding="utf-8")
+    first_img = re.search(r"<img [^>]*>", text).group(0)
+    text = text.replace(first_img, "", 1)  # a figure lost
+    text = text.replace("</head>", '<script src="https://cdn.example.org/x.js"></script></head>')
+    text = text.replace("</body>", '<a href="../nowhere.html">gone</a></body>')
+    page.write_text(text, encoding="utf-8")
+    problems = check_site(broken, source)
+    assert len(problems) == 3, problems
+    expected = png_outputs(source / "notebooks" / "03_sinusoidal.ipynb")
+    assert any(f"pictures shown, but its notebook has {expected}" in p for p in problems)
+    assert any("from the network" in p for p in problems)
+    assert any("nowhere.html" in p and "missing file" in p for p in problems)
+
+
+def test_dashboards_show_their_still_picture_not_loading_widget(site):
+    built, source = site
+    dashboards = 0
+    for lecture in sorted((source / "notebooks").glob("*.ipynb")):  # what the build read
+        cells = nbformat.read(lecture, as_version=4).cells
+        outputs = [o for c in cells for o in c.get("outputs", [])]
+        if not any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
+            continue
+        dashboards += 1
+        page = _page(built, f"notebooks/{lecture.stem}.html")
+        assert "Loading widget" not in page and WIDGET_VIEW not in page, lecture.name
+        assert "jupyter-widgets" not in page, "no widget script: there is no kernel to talk to"
+        assert page.count("<img") >= png_outputs(lecture), lecture.name
+        assert "still picture" in page and f"notebooks/{lecture.name}" in page, lecture.name
+    assert dashboards == len(list((ROOT / "notebooks").glob("*.ipynb")))  # one per lecture
+
+
+def test_math_is_served_from_the_site_itself(site):
+    built, _ = site
+    page = _page(built, "notebooks/03_sinusoidal.html")
+    sources = [v for tag, _, v, _ in references(built.folder / "notebooks" / "03_sinusoidal.html")]
+    mathjax = [s for s in sources if "mathjax" in s.lower() or "tex-" in s]
+    assert mathjax == ["../_static/mathjax/tex-chtml.js"]
+    assert (built.folder / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 500_000
+    assert (built.folder / "_static" / "mathjax" / "output" / "chtml" / "fonts").is_dir()
+    assert page.count('class="math notranslate nohighlight"') > 100  # TeX left for MathJax
+
+
+def test_chinese_terms_arrive_as_utf8(site):
+    built, _ = site
+    page = _page(built, "notebooks/03_sinusoidal.html")
+    assert '<meta charset="utf-8"' in page.lower()
+    assert "正弦位置编码" in page
+    assert "置换等变性" in _page(built, "index.html")
+
+
+def test_cells_tagged_hide_input_show_their_output_under_a_collapsed_source(site):
+    built, source = site
+    for notebook in sorted(source.rglob("*.ipynb")):
+        if "_build" in notebook.parts:
+            continue
+        cells = nbformat.read(notebook, as_version=4).cells
+        tagged = [c for c in cells if "hide-input" in c.metadata.get("tags", [])]
+        page = _page(built, notebook.relative_to(source).with_suffix(".html").as_posix())
+        assert page.count(HIDDEN) == len(tagged), notebook.name
+        for cell in tagged:  # the figure or the printed numbers stay in view, after the source
+            assert cell.cell_type == "code" and cell.outputs, notebook.name
+
+
+def test_a_cell_tagged_hide_input_is_collapsed_and_the_bar_follows_the_build(tmp_path, capsys):
+    root = tmp_path / "course"
+    for name in ("notebooks/00_start_here", *(f"{f}/01_order_blindness" for f in FOLDERS)):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / f"{name}.ipynb", root / f"{name}.ipynb")
+    lecture = root / "notebooks" / "01_order_blindness.ipynb"
+    notebook = nbformat.read(lecture, as_version=4)
+    for cell in notebook.cells:  # none tagged but the one below, whatever the course tags
+        cell.metadata.pop("tags", None)
+    figure = next(
+        c
+        for c in notebook.cells
+        if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+    )
+    figure.metadata["tags"] = ["hide-input"]
+    nbformat.write(notebook, lecture)
+    built = build_site(tmp_path / "site", tmp_path / "src", root=root, progress=True)
+    page = _page(built, "notebooks/01_order_blindness.html")
+    assert page.count(HIDDEN) == 1  # <details> without `open`: the source is collapsed
+    hidden = page[page.index(HIDDEN) :]
+    assert "Show code cell source" in hidden[:2000]
+    assert hidden.index("cell_output") < hidden.index("<img")  # the figure shown, after it
+    assert check_site(built.folder, tmp_path / "src") == []
+    printed, errors = capsys.readouterr()
+    assert printed == ""
+    assert "website: 100%" in errors and "10/10" in errors  # 5 pages, each read and written
+
+
+FOLDERS = ("notebooks", "exercises", "solutions")
+
+
+def test_a_subset_build_and_an_unknown_chapter(tmp_path):
+    with pytest.raises(ValueError, match="No chapter 42 in the start page's map"):
+        stage(tmp_path / "src", keys=["42"])
+    chapters = stage(tmp_path / "src", keys=["03"])
+    assert [ch.stem for ch in chapters] == ["03_sinusoidal"]
+    staged = sorted(p.relative_to(tmp_path / "src").as_posix() for p in tmp_path.rglob("*.ipynb"))
+    assert staged == [
+        "exercises/03_sinusoidal.ipynb",
+        "notebooks/00_start_here.ipynb",
+        "notebooks/03_sinusoidal.ipynb",
+        "solutions/03_sinusoidal.ipynb",
+    ]
+
+
+def test_the_map_is_required(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Start")])
+    nbformat.write(notebook, tmp_path / "notebooks" / "00_start_here.ipynb")
+    with pytest.raises(ValueError, match="has no '## The map' cell"):
+        course_map(tmp_path)

@@ -1,0 +1,76 @@
+"""What is wrong with a built website: ``check_site`` lists it, one sentence a problem.
+
+Every local href and src must point at a file of the site; no script or stylesheet may come from
+the network (links in the text to papers may); every notebook's page must show at least as many
+pictures as the notebook has PNG outputs. ``python -m tools.site`` runs it after each build.
+"""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+
+
+class _References(HTMLParser):
+    """Every (tag, attribute, value, rel) of a page whose attribute is a href or src."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str, str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        for name in ("href", "src"):
+            if values.get(name):
+                self.found.append((tag, name, values[name], values.get("rel") or ""))
+
+
+def references(page: Path) -> list[tuple[str, str, str, str]]:
+    """(tag, attribute, value, rel) for every href and src in an HTML page."""
+    parser = _References()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.found
+
+
+def png_outputs(notebook: Path) -> int:
+    """How many image/png outputs a notebook's cells carry (figures and dashboard stills)."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+
+
+def check_site(folder: Path, source: Path) -> list[str]:
+    """What is wrong with a built site, one sentence each; an empty list when nothing is.
+
+    Every local href and src must point at a file of the site; no script or stylesheet may come
+    from the network (links in the text to papers may); every notebook's page must show at least
+    as many pictures (embedded, or files that exist) as the notebook has PNG outputs.
+    """
+    problems = []
+    for page in sorted(folder.rglob("*.html")):
+        if "_static" in page.parts:
+            continue
+        name = page.relative_to(folder).as_posix()
+        images = 0
+        for tag, attr, value, rel in references(page):
+            parts = urlsplit(value)
+            if parts.scheme in ("http", "https") or value.startswith("//"):
+                if tag in ("script", "img") or (tag == "link" and "icon" not in rel):
+                    problems.append(f"{name}: <{tag} {attr}> loads {value} from the network")
+                continue
+            if parts.scheme in ("data", "mailto", "javascript") or not parts.path:
+                images += tag == "img" and parts.scheme == "data"
+                continue
+            target = (page.parent / unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                problems.append(f"{name}: <{tag} {attr}={value!r}> points at a missing file")
+            elif tag == "img":
+                images += 1
+        notebook = source / page.relative_to(folder).with_suffix(".ipynb")
+        if notebook.exists() and images < (expected := png_outputs(notebook)):
+            problems.append(f"{name}: {images} pictures shown, but its notebook has {expected}")
+    return problems
