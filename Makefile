@@ -93,7 +93,7 @@ format: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_rope.py
-	$(BIN)/python benchmarks/bench_widgets.py
+	$(BIN)/python benchmarks/bench_dashboards.py
 	$(BIN)/python benchmarks/bench_grade.py
 	$(BIN)/python benchmarks/bench_browser.py
 
@@ -107,7 +107,8 @@ notebooks: setup
 	$(BIN)/python -m tools.authoring execute
 
 # Chapter 7's experiment: train every position method at L = 64, evaluate at L..8L, fine-tune RoPE
-# at 4L; writes posenc_lib/data/extrapolation/ (checkpoints and results.json). A few minutes.
+# at 4L; writes posenc_lib/data/extrapolation/ (checkpoints and results.json). About 10 minutes
+# on a laptop CPU.
 experiment: setup
 	$(BIN)/python -m posenc_lib.models.experiment
 

@@ -17,7 +17,7 @@ keyboard control is pressed in turn, ``PRESSES`` times in all, and each press is
 The wait between presses (until no frame has come for ``QUIET_MS``) keeps presses from queueing.
 Where the time goes is timed on the same clock: ``png`` is key -> the frame's PNG arriving in the
 page (the widget message to the kernel, the math, the draw request, Agg, PNG encoding, the
-websocket; ``bench_widgets.py`` times the kernel's share alone), ``decode`` is PNG arrival -> the
+websocket; ``bench_dashboards.py`` times the kernel's share alone), ``decode`` is PNG arrival -> the
 image decoded, ``paint`` is decoded -> the frame painted; ``KB`` is the PNG's size.
 
 Each dashboard is a line plot or not, decided from its figure: a line plot's axes hold lines and

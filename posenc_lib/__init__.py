@@ -1,8 +1,10 @@
 """posenc_lib: the positional encodings of the course, in one small library.
 
 This module is the public API: what the lectures and exercises import. The math core sits beside
-it (``absolute``, ``attention``, ``relative``, ``alibi``, ``rope``, ``bounds``); it takes and
-returns torch tensors and imports nothing else of the package. Above it, in layers that import
+it (``absolute``, ``attention``, ``relative``, ``alibi``, ``rope``, ``rope_scaling``, ``bounds``,
+and ``_validate`` for input validation); it takes and returns torch tensors and imports nothing
+else of the package. This module stands above the layers: it re-exports the core and the
+yardstick (``analysis.report``) and, on first use, what an exercise needs from higher layers. Above it, in layers that import
 only downwards (CONTRIBUTING.md has the map): ``analysis/`` (each chapter's measurements, the
 yardstick), ``models/`` (MiniLM, chapter 7's tiny LM and its experiment), ``viz/`` (figures and
 dashboards), ``checks/`` (the exercises' checks) and ``grading/`` (the class grader).

@@ -1,4 +1,4 @@
-"""Checks at the library's door: bad input gets a sentence, not a traceback from deep inside.
+"""Validation at the library's door: bad input gets a sentence, not a traceback from deep inside.
 
 Every public function calls these on its arguments first, so a learner who passes ``d_model=7``
 to an encoding built from sin/cos *pairs* reads why 7 cannot work, instead of a shape error

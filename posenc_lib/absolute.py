@@ -17,7 +17,7 @@ from posenc_lib import _validate as validate
 
 
 def _sizes(n_positions, d_model, dtype, device, names=("n_positions", "d_model")):
-    """The checked (T, D) of a table, refused before allocation if absurdly large."""
+    """The validated (T, D) of a table, refused before allocation if absurdly large."""
     n = validate.positive_int(names[0], n_positions)
     d = validate.positive_int(names[1], d_model)
     validate.table_dtype(dtype, device)

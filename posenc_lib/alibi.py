@@ -16,7 +16,7 @@ import torch
 from posenc_lib import _validate as validate
 
 
-def _checked_heads(num_heads) -> int:
+def _validated_heads(num_heads) -> int:
     return validate.positive_int(
         "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
     )
@@ -38,7 +38,7 @@ def alibi_slopes(num_heads, *, dtype=torch.float32, device=None) -> torch.Tensor
     head k sits half a ladder step above head k: 2 ** (-8 (2k - 1) / 2H') = m_k * 2 ** (4 / H').
     Returns (H,).
     """
-    n = _checked_heads(num_heads)
+    n = _validated_heads(num_heads)
     validate.table_dtype(dtype, device)
     low = 2 ** int(math.floor(math.log2(n)))  # largest power of two <= H
     slopes = _geometric_slopes(low) + _geometric_slopes(2 * low)[0::2][: n - low]
@@ -64,7 +64,7 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
             "positions, so k_len must be at least q_len."
         )
     validate.boolean("causal", causal)
-    heads = _checked_heads(num_heads)
+    heads = _validated_heads(num_heads)
     validate.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
     slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
     query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)

@@ -3,8 +3,9 @@
 RoPE turns pair i of a query or key by m * theta_i at position m, theta_i = base ** (-2i / D)
 (RoFormer, Su et al. 2021, arXiv:2104.09864, eq. 15): ``default_inv_freq``. A scaling changes the
 frequencies so that a model trained on L positions copes with longer inputs; each is one function
-in the ``ROPE_SCALING`` registry, keyed by transformers' ``rope_type``, and ``rope_inv_freq`` is the
-one door to them. The formulas the chapters also use on their own live here too: the NTK-aware
+in the ``ROPE_SCALING`` registry, keyed by ``rope_type`` (transformers' names; ``"ntk"``, the
+static NTK-aware base, is the course's own: transformers has only its dynamic form), and
+``rope_inv_freq`` is the one door to them. The formulas the chapters also use on their own live here too: the NTK-aware
 base (``ntk_base``), dynamic NTK's stretch (``dynamic_ntk_stretch``), YaRN's ramp (``yarn_ramp``,
 between the ends of ``yarn_correction_range``) and its attention scale (``yarn_attention_scale``).
 
@@ -34,7 +35,7 @@ def default_inv_freq(head_dim: int, base: float, dtype) -> torch.Tensor:
     Computed in ``dtype`` with the same operations, in the same order, as transformers, so that on
     any one machine the float32 frequencies equal transformers' exactly (the tests compare them
     with torch.equal): at position 8000 one ulp of theta is already 5e-4 radians of angle.
-    Unchecked: ``rope_inv_freq`` checks its arguments first.
+    Not validated: ``rope_inv_freq`` validates its arguments first.
     """
     return 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=dtype) / head_dim)
 
@@ -147,7 +148,7 @@ def yarn_ramp(
     return 1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)  # 1 = extrapolate, 0 = divide by s
 
 
-# -- the scalings: (head_dim, base, checked params, seq_len, dtype) -> (inv_freq (D/2,), scale) ----
+# -- the scalings: (head_dim, base, validated params, seq_len, dtype) -> (inv_freq (D/2,), scale) ----
 
 
 def _default(head_dim, base, params, seq_len, dtype):
@@ -259,7 +260,7 @@ ROPE_SCALING: dict[str, tuple[Callable, frozenset, frozenset]] = {
 
 
 def _validated_scaling(scaling) -> tuple[str, dict]:
-    """The rope_type and its checked parameters, with YaRN's defaults filled in."""
+    """The rope_type and its validated parameters, with YaRN's defaults filled in."""
     if scaling is None:
         return "default", {}
     if not isinstance(scaling, dict):

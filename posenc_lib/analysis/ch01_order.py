@@ -35,7 +35,7 @@ def word_vectors(words, dim=TOY_DIM, seed=0) -> torch.Tensor:
     A word's vector is drawn from a generator seeded by (seed, crc32 of the word), so "dog" has the
     same embedding in "dog bites man" and in "man bites dog", on every machine.
     """
-    words = _checked_words(words)
+    words = _validated_words(words)
     dim = validate.positive_int("dim", dim, maximum=4096)
     seed = validate.whole_int("seed", seed, maximum=2**31 - 1)
     rows = []
@@ -107,7 +107,7 @@ def reorder_experiment(words, order, pe_scale=0.0, causal=False, dim=TOY_DIM, se
     added to each *slot* (0 = no positions). causal: mask keys after each query.
     Returns a ReorderResult.
     """
-    words = _checked_words(words)
+    words = _validated_words(words)
     order = checked_order(order, n_items=len(words))
     pe_scale = validate.positive_float("pe_scale", pe_scale, inclusive=True)
     validate.boolean("causal", causal)
@@ -130,7 +130,7 @@ def reorder_experiment(words, order, pe_scale=0.0, causal=False, dim=TOY_DIM, se
     )
 
 
-def _checked_words(words) -> tuple[str, ...]:
+def _validated_words(words) -> tuple[str, ...]:
     if isinstance(words, str):
         words = words.split()
     if not hasattr(words, "__iter__"):

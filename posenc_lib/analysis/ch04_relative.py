@@ -331,7 +331,7 @@ def scorer(name: str, d_model: int, seed: int = 0) -> Callable:
     return SCORERS[name](d, validate.whole_int("seed", seed, maximum=2**31 - 1))
 
 
-# -- input checks -------------------------------------------------------------------------------------
+# -- input validation ------------------------------------------------------------------------------
 
 
 def _same_shape(*named, max_rank=None):

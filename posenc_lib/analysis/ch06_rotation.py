@@ -8,7 +8,7 @@ is multiplied by e^{i m theta}: it turns counterclockwise by m * theta.
 ``as_complex`` reads each pair as a complex number in the pair order of a layout, and
 ``complex_scores`` is the closed form <R_m q, R_n k> = Re sum_i q_i conj(k_i) exp(1j (m - n)
 theta_i) (RoFormer eq. 35 in section 3.4.3; eq. 12 in section 3.2.1 for one pair), which depends on
-m - n only. ``_vector`` and ``_positions`` check the inputs every chapter 6 function shares.
+m - n only. ``_vector`` and ``_positions`` validate the inputs every chapter 6 function shares.
 
 Shapes: T positions, D = head_dim, P positions or offsets. Float64 inside.
 """
@@ -24,7 +24,7 @@ from posenc_lib.rope_scaling import rope_inv_freq
 F64 = torch.float64
 
 
-# -- input checks ---------------------------------------------------------------------------------
+# -- input validation ------------------------------------------------------------------------------
 
 
 def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:

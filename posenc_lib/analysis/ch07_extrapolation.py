@@ -175,7 +175,7 @@ def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
     """The loss (nats) of every prediction in ``n_windows`` non-overlapping windows of ``length``
     predicted tokens (``length + 1`` tokens each, from the start of ``tokens``): (N, T) float64.
 
-    Unlike ``extrapolation.position_losses`` (the mean over the windows), it keeps each window, so
+    Unlike ``models.experiment.position_losses`` (the mean over the windows), it keeps each window, so
     that a difference between spans of positions can be given a standard error over the windows.
     """
     length = validate.positive_int("length", length)

@@ -185,7 +185,7 @@ def scaling_view(
     results: dict | None = None,
     head_dim: int = 32,
 ) -> ScalingView:
-    """Everything the dashboard shows for one setting. ``results``: extrapolation.load_results()."""
+    """Everything the dashboard shows for one setting. ``results``: models.results.load_results()."""
     d, b, length = _sizes(head_dim, base, train_len)
     scaling = scaling_for(method, factor, length)
     ratios = {name: frequency_ratio(name, factor, d, b, length) for name in METHODS}

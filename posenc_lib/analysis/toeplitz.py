@@ -34,7 +34,7 @@ def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
 def spread_by_offset(matrix) -> torch.Tensor:
     """(max - min) of the finite entries on each diagonal j - i = -(T_q - 1) .. T_k - 1.
 
-    matrix: (..., T_q, T_k), real (checked by the caller); leading dims (heads, a batch) are
+    matrix: (..., T_q, T_k), real (validated by the caller); leading dims (heads, a batch) are
     measured separately and the worst is kept. Entries that are not finite (a mask's -inf) are left
     out; a diagonal with no finite entry gets -inf. Returns (O,) float64 on the CPU, entry o for
     the offset j - i = o - (T_q - 1).

@@ -209,7 +209,7 @@ def reordering(tokens: Sequence[str], reordered: Sequence[str]) -> list[int]:
     """The order with ``reordered[i] == tokens[order[i]]``: how one token list rearranges another.
 
     With it, ``x[order]`` moves the rows of x (one per token of ``tokens``) to where the tokens
-    stand in ``reordered``, as ``toy.permutation_matrix(order) @ x`` does. A token that occurs
+    stand in ``reordered``, as ``analysis.ch01_order.permutation_matrix(order) @ x`` does. A token that occurs
     twice is matched first to first; swapping two equal tokens changes nothing, so any match would
     do. Raises ValueError if ``reordered`` is not a rearrangement of ``tokens``.
     """

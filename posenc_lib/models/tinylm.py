@@ -140,7 +140,8 @@ class TinyLM(nn.Module):
         """Use a RoPE scaling (a ``rope_inv_freq`` dict) from now on; None for plain RoPE."""
         if self.config.position != "rope":
             raise ValueError(f"a {self.config.position!r} model has no RoPE to scale.")
-        rope_inv_freq(self.config.head_dim, self.config.rope_base, scaling, seq_len=1)  # check it
+        # Validate the scaling now, so a bad dict fails here rather than at the first forward pass.
+        rope_inv_freq(self.config.head_dim, self.config.rope_base, scaling, seq_len=1)
         self.rope_scaling = scaling
 
     def position_inputs(self, n_pos: int, device=None):

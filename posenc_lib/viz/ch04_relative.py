@@ -1,14 +1,102 @@
-"""Chapter 4's figure and dashboard: T5's buckets and the relative bias they build."""
+"""Chapter 4's figures and dashboard: score matrices read along their diagonals, Shaw's clipped
+term, Transformer-XL's four terms, T5's buckets and the relative bias they build, and scores of a
+sentence moved through a text."""
 
 from __future__ import annotations
 
 import ipywidgets as W
+import torch
 from matplotlib.ticker import MaxNLocator
 
 from posenc_lib import _validate as validate
-from posenc_lib.analysis.ch04_relative import bucket_view
+from posenc_lib.analysis.ch04_relative import RELATIVE, ShiftResult, bucket_view
 from posenc_lib.viz.dashboard import AUTO_WIDTH, Dashboard
-from posenc_lib.viz.figures import DIVERGING, new_figure, to_numpy
+from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
+
+
+def _symmetric_map(ax, matrix: torch.Tensor):
+    """A (T, T) matrix in the diverging map, its colours symmetric about 0 (+- its largest |entry|)."""
+    limit = float(matrix.abs().max())
+    return ax.imshow(
+        to_numpy(matrix), cmap=DIVERGING, vmin=-limit, vmax=limit, interpolation="nearest"
+    )
+
+
+def diagonal_maps(panels: dict[str, torch.Tensor], title: str = "constant along each diagonal?"):
+    """Section 1: (T, T) score matrices side by side, rows = queries i, columns = keys j.
+
+    ``panels``: panel title -> (T, T) matrix. A Toeplitz matrix (entry (i, j) depends on j - i
+    only) shows stripes parallel to the diagonal; each panel's colours run over its own +-max.
+    """
+    fig = new_figure(3.0 * len(panels), 3.0)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (name, matrix) in zip(axes, panels.items(), strict=True):
+        _symmetric_map(ax, matrix)
+        last = matrix.shape[-1] - 1
+        ticks = [0, (last + 1) // 2, last]
+        ax.set(title=name, xlabel="key j", xticks=ticks, yticks=ticks)
+    axes[0].set_ylabel("query i")
+    fig.suptitle(title, fontsize=points(10))
+    return fig
+
+
+def shaw_position_term(term: torch.Tensor, clip: int):
+    """Section 3: Shaw's position term q_i . a_ij as a (T, T) map, with the diagonals j - i = +-clip
+    (beyond them every entry reads one of the table's two end rows)."""
+    fig = new_figure(4.4, 3.4)
+    ax = fig.subplots()
+    image = _symmetric_map(ax, term)
+    last = term.shape[-1] - 1
+    ax.plot([0, last - clip], [clip, last], color="black", linewidth=1)  # j - i = -clip
+    ax.plot([clip, last], [0, last - clip], color="black", linewidth=1)  # j - i = +clip
+    ax.set(title="Shaw's position term q_i . a_ij", xlabel="key j", ylabel="query i")
+    ax.set(xticks=range(0, last + 1, 2), yticks=range(0, last + 1, 2))
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    return fig
+
+
+def term_maps(terms: dict[str, torch.Tensor]):
+    """Section 4: the terms of a score (name -> (T, T)), one map each, rows = queries, columns = keys."""
+    fig = new_figure(9.6, 2.9)
+    axes = fig.subplots(1, len(terms), squeeze=False)[0]
+    for ax, (name, term) in zip(axes, terms.items(), strict=True):
+        _symmetric_map(ax, term)
+        ax.set(title=name, xticks=[], yticks=[], xlabel="key j")
+    axes[0].set_ylabel("query i")
+    return fig
+
+
+def bucket_staircases(offsets: torch.Tensor, buckets: dict[str, torch.Tensor], max_distance: int):
+    """Section 5: T5's bucket of every offset j - i, one staircase per setting.
+
+    ``offsets``: (K,) offsets j - i; ``buckets``: label -> (K,) their buckets. Dashed lines at
+    +-max_distance.
+    """
+    fig = new_figure(7.2, 2.8)
+    ax = fig.subplots()
+    for label, staircase in buckets.items():
+        ax.step(to_numpy(offsets), to_numpy(staircase), where="mid", label=label)
+    for edge in (-max_distance, max_distance):
+        ax.axvline(edge, color="gray", linestyle="--", linewidth=1)
+    ax.set(xlabel="offset j - i (key - query); dashed: +-max_distance", ylabel="bucket")
+    ax.set_title("T5's buckets: one each up close, log-wide far away, one for everything past ~100")
+    ax.legend(fontsize=points(8), loc="center right")
+    return fig
+
+
+def moved_scores(results: dict[str, ShiftResult], query: int, key: int, ylabel: str):
+    """Section 7: one score of a sentence (its token ``query`` against its token ``key``) at every
+    shift, one line per scorer of ``analysis.ch04_relative.SCORERS``: solid for the absolute ones,
+    dashed for the relative ones (flat, when the scores are translation invariant)."""
+    fig = new_figure(8.4, 2.8)
+    ax = fig.subplots()
+    for name, result in results.items():
+        style = "--" if name in RELATIVE else "-"
+        ax.plot(result.shifts, to_numpy(result.scores[:, query, key]), style, label=name)
+    ax.set(xlabel="start position of the sentence", ylabel=ylabel)
+    ax.set_title("the same two words, moved through the text")
+    ax.legend(fontsize=points(8), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    return fig
 
 
 class BucketPlot:

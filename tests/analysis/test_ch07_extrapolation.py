@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from posenc_lib.analysis import ch07_extrapolation as xd
+from posenc_lib.analysis import ch07_extrapolation
 from posenc_lib.models.tinylm import LMConfig, TinyLM
 from posenc_lib.rope import apply_rope, rope_cos_sin, rope_inv_freq
 
@@ -21,9 +21,9 @@ def _model(position, **overrides):
 
 def test_binned_means():
     values = torch.arange(8.0)
-    assert torch.equal(xd.binned(values, 4), torch.tensor([1.5, 5.5]))
+    assert torch.equal(ch07_extrapolation.binned(values, 4), torch.tensor([1.5, 5.5]))
     with pytest.raises(ValueError, match="do not split"):
-        xd.binned(values, 3)
+        ch07_extrapolation.binned(values, 3)
 
 
 def test_uniform_attention_has_entropy_ln_of_the_keys():
@@ -32,7 +32,9 @@ def test_uniform_attention_has_entropy_ln_of_the_keys():
         for block in model.blocks:
             block.attention.qkv.weight.zero_()  # q = k = 0: every visible key weighs the same
     length = 32
-    entropy = xd.attention_entropy(model, TOKENS, length, n_tokens=128)  # (layers, heads)
+    entropy = ch07_extrapolation.attention_entropy(
+        model, TOKENS, length, n_tokens=128
+    )  # (layers, heads)
     queries = torch.arange(length - length // 4, length, dtype=torch.float64)
     expected = torch.log(queries + 1).mean()  # query t sees t + 1 keys
     assert entropy.shape == (2, 2)
@@ -42,7 +44,9 @@ def test_uniform_attention_has_entropy_ln_of_the_keys():
 @pytest.mark.parametrize("layer", [0, 1])
 def test_position_only_scores_summed_over_pairs_are_the_rotated_mean_query_and_key(layer):
     model = _model("rope")
-    curves = xd.position_score_curves(model, TOKENS, layer, n_distances=40, n_tokens=256)
+    curves = ch07_extrapolation.position_score_curves(
+        model, TOKENS, layer, n_distances=40, n_tokens=256
+    )
     assert curves.shape == (2, 8, 40)  # (heads, pairs, distances)
     # Independent route: the mean query and key of the layer, turned by apply_rope.
     config = model.config
@@ -69,26 +73,38 @@ def test_score_excess_and_new_score_pairs_on_hand_made_curves():
     curves[0, 1, 5:] = torch.tensor([0.0, 0.0, 2.0, 0.0, 0.0])  # a new high past L = 5, head 0
     curves[1, 2, :5] = 1.0
     curves[1, 2, 5:] = 0.99  # a new low by 1% of its size: under a 5% tolerance
-    excess = xd.score_excess(curves, 5)
+    excess = ch07_extrapolation.score_excess(curves, 5)
     assert excess[0, 1] == 1.0 and excess[:, 0].abs().max() == 0
     assert excess[1, 2] == pytest.approx(0.01)
-    assert xd.new_score_pairs(curves, 5, 0.05) == [1]
-    assert xd.new_score_pairs(curves, 5, 0.005) == [1, 2]
+    assert ch07_extrapolation.new_score_pairs(curves, 5, 0.05) == [1]
+    assert ch07_extrapolation.new_score_pairs(curves, 5, 0.005) == [1, 2]
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: xd.score_excess(torch.zeros(2, 10), 5), "dimensions"),
-        (lambda: xd.score_excess(torch.zeros(1, 2, 10), 10), "below the number of distances"),
-        (lambda: xd.new_score_pairs(torch.zeros(1, 2, 10), 5, -1.0), "tol"),
-        (lambda: xd.position_score_curves(_model("alibi"), TOKENS), "needs a RoPE model"),
-        (lambda: xd.position_score_curves(_model("rope"), TOKENS, layer=2), "layer must be"),
-        (lambda: xd.attention_entropy(_model("none"), TOKENS[:10], 32), "at least"),
-        (lambda: xd.attention_entropy(_model("none"), TOKENS.float(), 32), "token ids"),
-        (lambda: xd.load_reference("L2048"), "name must be one of"),
-        (lambda: xd.window_losses(_model("none"), TOKENS, 16, 0), "n_windows"),
-        (lambda: xd.window_losses(_model("none"), TOKENS, 16, 40), "at least"),
+        (lambda: ch07_extrapolation.score_excess(torch.zeros(2, 10), 5), "dimensions"),
+        (
+            lambda: ch07_extrapolation.score_excess(torch.zeros(1, 2, 10), 10),
+            "below the number of distances",
+        ),
+        (lambda: ch07_extrapolation.new_score_pairs(torch.zeros(1, 2, 10), 5, -1.0), "tol"),
+        (
+            lambda: ch07_extrapolation.position_score_curves(_model("alibi"), TOKENS),
+            "needs a RoPE model",
+        ),
+        (
+            lambda: ch07_extrapolation.position_score_curves(_model("rope"), TOKENS, layer=2),
+            "layer must be",
+        ),
+        (lambda: ch07_extrapolation.attention_entropy(_model("none"), TOKENS[:10], 32), "at least"),
+        (
+            lambda: ch07_extrapolation.attention_entropy(_model("none"), TOKENS.float(), 32),
+            "token ids",
+        ),
+        (lambda: ch07_extrapolation.load_reference("L2048"), "name must be one of"),
+        (lambda: ch07_extrapolation.window_losses(_model("none"), TOKENS, 16, 0), "n_windows"),
+        (lambda: ch07_extrapolation.window_losses(_model("none"), TOKENS, 16, 40), "at least"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):
@@ -100,7 +116,10 @@ def test_position_cost_grows_with_length_only_for_biases():
     costs = {}
     for position in ("none", "sinusoidal", "learned", "t5", "alibi", "rope"):
         config = LMConfig(position=position)  # d_model 128, 4 heads, 2 layers
-        costs[position] = (xd.position_cost(config, 64), xd.position_cost(config, 512))
+        costs[position] = (
+            ch07_extrapolation.position_cost(config, 64),
+            ch07_extrapolation.position_cost(config, 512),
+        )
     assert costs["none"] == (0, 0)
     assert costs["sinusoidal"] == costs["learned"] == (128, 128)
     assert costs["alibi"] == costs["t5"] == (4 * 64 * 2, 4 * 512 * 2)
@@ -112,26 +131,30 @@ def test_window_losses_keep_each_window_and_average_to_position_losses():
     from posenc_lib.models.experiment import position_losses
 
     model = _model("none")
-    per_window = xd.window_losses(model, TOKENS, 16, 8)  # (8, 16)
+    per_window = ch07_extrapolation.window_losses(model, TOKENS, 16, 8)  # (8, 16)
     assert per_window.shape == (8, 16) and per_window.dtype == torch.float64
     mean = position_losses(model, TOKENS, 16, eval_tokens=8 * 17)  # (16,)
     torch.testing.assert_close(per_window.mean(0), mean.double(), rtol=1e-5, atol=1e-6)
 
 
 def test_forward_ms_times_a_forward_pass():
-    assert xd.forward_ms(_model("rope"), TOKENS[:64][None], repeats=3) > 0
+    assert ch07_extrapolation.forward_ms(_model("rope"), TOKENS[:64][None], repeats=3) > 0
 
 
 def test_the_alibi_papers_tables_are_shipped_and_read():
-    table = xd.load_reference("L512")
+    table = ch07_extrapolation.load_reference("L512")
     assert table["L_valid"][0] == 512 and table["alibi_ppl"][0] == 19.73
     assert table["t5bias_ppl"][-1] is None  # out of memory in the paper
-    assert xd.reference_ratio(table, "alibi", 1) == 1.0
-    at_1012 = xd.reference_ratio(table, "sinusoidal", 1012 / 512)  # a row of the table
+    assert ch07_extrapolation.reference_ratio(table, "alibi", 1) == 1.0
+    at_1012 = ch07_extrapolation.reference_ratio(
+        table, "sinusoidal", 1012 / 512
+    )  # a row of the table
     assert at_1012 == pytest.approx(43.54 / 20.05)
-    assert set(xd.load_reference("L1024")) == set(table)
-    assert "arXiv:2108.12409" in (xd.REFERENCE / "README.md").read_text(encoding="utf-8")
+    assert set(ch07_extrapolation.load_reference("L1024")) == set(table)
+    assert "arXiv:2108.12409" in (ch07_extrapolation.REFERENCE / "README.md").read_text(
+        encoding="utf-8"
+    )
     with pytest.raises(ValueError, match="no method"):
-        xd.reference_ratio(table, "rope", 2)
+        ch07_extrapolation.reference_ratio(table, "rope", 2)
     with pytest.raises(ValueError, match="outside the lengths"):
-        xd.reference_ratio(table, "t5bias", 30)
+        ch07_extrapolation.reference_ratio(table, "t5bias", 30)

@@ -103,7 +103,7 @@ def test_every_figure_has_a_still_image_for_readers_without_a_kernel(path):
     outputs = [o for c in notebook.cells for o in c.get("outputs", []) if "data" in o]
     widgets = [o for o in outputs if WIDGET in o.data]
     assert all("image/png" in o.data for o in widgets)
-    # Only dashboards are widgets: a figure with no controls is a plain PNG (plotting.show), which
+    # Only dashboards are widgets: a figure with no controls is a plain PNG (viz.figures.show), which
     # also survives a notebook saved with widget state (ipympl saves plain canvases blank).
     assert all("live dashboard" in o.data["text/plain"] for o in widgets)
     html, _ = HTMLExporter().from_notebook_node(notebook)  # as a static renderer shows it

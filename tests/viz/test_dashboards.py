@@ -229,15 +229,15 @@ def test_compact_png_keeps_the_picture_in_fewer_bytes():
     import numpy as np
     from PIL import Image
 
-    from posenc_lib.viz import figures as plotting
+    from posenc_lib.viz import figures
 
-    fig = plotting.new_figure(4, 2)
+    fig = figures.new_figure(4, 2)
     ax = fig.subplots()
-    ax.imshow(np.linspace(-1, 1, 400).reshape(20, 20), cmap=plotting.DIVERGING)
+    ax.imshow(np.linspace(-1, 1, 400).reshape(20, 20), cmap=figures.DIVERGING)
     ax.plot([0, 19], [0, 19], color="black")
     raw = io.BytesIO()
     fig.savefig(raw, format="png", dpi=fig.dpi)
-    small = plotting.compact_png(raw.getvalue())
+    small = figures.compact_png(raw.getvalue())
     before = np.asarray(Image.open(io.BytesIO(raw.getvalue())).convert("RGB"), dtype=float)
     after = np.asarray(Image.open(io.BytesIO(small)).convert("RGB"), dtype=float)
     assert before.shape == after.shape
