@@ -1,4 +1,5 @@
-"""The start page: a position slider over a sinusoidal table (``WavePlot``, ``wave_dashboard``)."""
+"""The start page: a first look at a sinusoidal table (``table_map``) and a position slider over
+it (``WavePlot``, ``wave_dashboard``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ import torch
 from posenc_lib.absolute import sinusoidal_encoding
 from posenc_lib.viz.dashboard import Dashboard
 from posenc_lib.viz.figures import DIVERGING, new_figure, to_numpy
+
+
+def table_map(table: torch.Tensor):
+    """A sinusoidal table (T, D) as a heatmap: one column per position t, one row per dimension."""
+    fig = new_figure(6.0, 2.6)
+    ax = fig.subplots()
+    image = ax.imshow(to_numpy(table.T), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
+    ax.set(
+        xlabel="position t", ylabel="dimension", title=f"sinusoidal encoding, D = {table.shape[1]}"
+    )
+    fig.colorbar(image, ax=ax)
+    return fig
 
 
 class WavePlot:
