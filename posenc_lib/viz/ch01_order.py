@@ -6,6 +6,7 @@ import itertools
 import math
 
 import ipywidgets as W
+import torch
 
 from posenc_lib.analysis.ch01_order import reorder_experiment
 from posenc_lib.bounds import bound
@@ -77,6 +78,50 @@ class OrderPlot:
             label.set_text(f"{drift:.2f}" if drift >= 1e-3 else bound(drift, prefix="<"))
 
 
+def final_states(states: dict[str, torch.Tensor]):
+    """Section 1: a recurrent network's final state h_T (D,) for each word order, as grouped bars.
+
+    ``states``: sentence -> its final state (D,). Bars of one dimension stand side by side, one
+    colour per sentence. Returns the figure; show it with ``show(fig)``.
+    """
+    fig = new_figure(6, 2.2)
+    ax = fig.subplots()
+    width = 0.8 / len(states)  # the bars of one dimension fill 0.8 of its slot
+    for j, (sentence, state) in enumerate(states.items()):
+        shift = (j - (len(states) - 1) / 2) * width
+        ax.bar([i + shift for i in range(len(state))], to_numpy(state), width=width, label=sentence)
+    ax.set(xlabel="state dimension", ylabel="final state", title="the RNN's final state, per order")
+    ax.legend(fontsize=points(8))
+    return fig
+
+
+def _write_weights(ax, weights, fontsize=None) -> None:
+    """Write each weight of a (T, T) map in [0, 1] on its cell, two decimals, white on dark cells."""
+    n_rows, n_cols = weights.shape
+    for i, j in itertools.product(range(n_rows), range(n_cols)):
+        w = float(weights[i, j])
+        colour = "white" if w > 0.5 else "black"
+        ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=fontsize, color=colour)
+
+
+def sentence_maps(maps: dict[str, torch.Tensor]):
+    """Section 3: one sentence's attention weights per panel, each weight written on its cell.
+
+    ``maps``: sentence -> its (T, T) weights in [0, 1], rows = queries, columns = keys; the
+    sentence's words label both axes of its panel. Returns the figure; show it with ``show(fig)``.
+    """
+    fig = new_figure(7, 3)
+    axes = fig.subplots(1, len(maps), squeeze=False)[0]
+    for ax, (sentence, weights) in zip(axes, maps.items(), strict=True):
+        weights, words = to_numpy(weights), sentence.split()  # (T, T), T words
+        ax.imshow(weights, cmap=SEQUENTIAL, vmin=0, vmax=1)
+        label_tokens(ax, words, "x")
+        label_tokens(ax, words, "y")
+        ax.set(title=sentence, xlabel="key", ylabel="query")
+        _write_weights(ax, weights)
+    return fig
+
+
 def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
     """Chapter 1: attention maps side by side, e.g. two word orders x with/without positions.
 
@@ -113,10 +158,7 @@ def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
         if r == n_rows - 1:
             ax.set_xlabel("key", fontsize=9)
         if annotate and n_tokens <= 8:
-            for i, j in ((i, j) for i in range(n_tokens) for j in range(n_tokens)):
-                w = float(weights[i, j])
-                colour = "white" if w > 0.5 else "black"
-                ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=7, color=colour)
+            _write_weights(ax, weights, fontsize=7)
     fig.colorbar(image, ax=axes, shrink=0.6, ticks=[0, 0.5, 1], label="attention weight")
     return fig
 

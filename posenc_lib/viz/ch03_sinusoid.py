@@ -281,3 +281,40 @@ def similarity_by_range(curves, d_model: int):
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     return fig
+
+
+def similarity_by_offset(offsets, curves, base: float = 10000):
+    """<PE_t, PE_t+k> / (D/2) against the offset k, one panel per width D, sharing the y axis.
+
+    offsets: (K,) the offsets k; curves: D -> (K,) the normalised dot product at each offset
+    (``analysis.ch03_sinusoid.dot_by_offset`` divided by D/2) for the given base. Returns the
+    figure.
+    """
+    offsets = to_numpy(offsets)
+    fig = new_figure(8.4, 2.2)
+    axes = fig.subplots(1, len(curves), sharey=True, squeeze=False)[0]
+    for ax, (d, curve) in zip(axes, curves.items(), strict=True):
+        ax.plot(offsets, to_numpy(curve), linewidth=1)
+        ax.axhline(0, color="gray", linewidth=0.8)
+        ax.set(xlabel="offset k", title=f"<PE_t, PE_t+k> / (D/2), D = {d}, base {base:g}")
+    return fig
+
+
+def variance_by_dimension(variance, n_positions: int, base: float = 10000):
+    """How much each dimension of a sinusoidal table moves over positions 0..n_positions-1.
+
+    variance: (D,) each dimension's variance over those positions; sines (even dims) blue, cosines
+    (odd dims) orange, with a dashed line at a full turn's 0.5. Returns the figure.
+    """
+    fig = new_figure(6.4, 2.2)
+    ax = fig.subplots()
+    d_model = len(variance)
+    colours = ["tab:blue" if i % 2 == 0 else "tab:orange" for i in range(d_model)]
+    ax.bar(range(d_model), to_numpy(variance), color=colours)
+    ax.axhline(0.5, color="gray", linestyle="--", linewidth=0.8)
+    ax.set(xlabel="dimension (blue sin, orange cos)", ylabel="variance over t")
+    ax.set_title(
+        f"which dimensions move over {n_positions} positions (base {base:g}, D = {d_model})",
+        fontsize=points(10),
+    )
+    return fig
