@@ -171,7 +171,8 @@ def main() -> int:
     results = []
     try:
         with (
-            voila_server(work, work / "voila.log", idle_kernel_seconds=2) as base,
+            # 30 s, not less: a page slow to connect must find its kernel (tests/browser/conftest.py)
+            voila_server(work, work / "voila.log", idle_kernel_seconds=30) as base,
             sync_playwright() as p,
         ):
             context = launch_offline(p, str(work / "profile"), chromium)

@@ -37,13 +37,16 @@ class DemoServer:
 def demo_server(tmp_path_factory):
     """One Voila server for every demo page; each page it renders gets its own kernel.
 
-    Kernels of closed pages are culled after 2 idle seconds, so at most a couple run at once.
+    Kernels of closed pages are culled after 30 idle seconds, so only a few run at once. Not
+    sooner: Voila runs the page's notebook before the browser opens the kernel's websocket, and a
+    kernel idle with no connection for the timeout is culled. On a loaded machine the browser took
+    longer than 2 s to connect, found its kernel gone and never drew (a CI run of 2026-11-25).
     """
     require_browser()
     folder = tmp_path_factory.mktemp("demo")
     names = chapters()  # chapter key -> DASHBOARDS name
     pages = {names[key]: path for key, path in write_demos(folder).items()}
-    with voila_server(folder, folder / "voila.log", idle_kernel_seconds=2) as base:
+    with voila_server(folder, folder / "voila.log", idle_kernel_seconds=30) as base:
         yield DemoServer(base, pages)
 
 
