@@ -92,10 +92,10 @@ format: setup
 	$(BIN)/ruff check --fix .
 
 bench: setup
-	$(BIN)/python benchmarks/bench_rope.py
-	$(BIN)/python benchmarks/bench_dashboards.py
-	$(BIN)/python benchmarks/bench_grade.py
-	$(BIN)/python benchmarks/bench_browser.py
+	$(BIN)/python -m benchmarks.bench_rope
+	$(BIN)/python -m benchmarks.bench_dashboards
+	$(BIN)/python -m benchmarks.bench_grade
+	$(BIN)/python -m benchmarks.bench_browser
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup

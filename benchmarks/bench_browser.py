@@ -24,7 +24,8 @@ Each dashboard is a line plot or not, decided from its figure: a line plot's axe
 markers only (no images, colour meshes or bars). Targets: median < 150 ms for every dashboard,
 < 100 ms for line plots.
 
-    python benchmarks/bench_browser.py        (or: make bench; needs chromium and playwright)
+    python -m benchmarks.bench_browser        (from the repository root, which holds tools/;
+                                              or: make bench; needs chromium and playwright)
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ can show the new picture:
 The browser's share (messages, decoding, repaint) is timed by ``bench_browser.py``. Target: median
 <= 50 ms for every dashboard on the course's reference machine (2 CPU cores).
 
-    python benchmarks/bench_dashboards.py        (or: make bench)
+    python -m benchmarks.bench_dashboards        (or: make bench)
 """
 
 from __future__ import annotations

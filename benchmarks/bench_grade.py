@@ -6,7 +6,7 @@ as ``posenc-grade`` (``grader.grade_all``, without its progress bar). The first 
 starting the forkserver (importing torch once). Targets on the course's reference machine (2 cores): under 2 s per submission with
 one worker, and a class of 100 in under 3 minutes with two.
 
-    python benchmarks/bench_grade.py [N]        (default N = 25: 50 submissions per run)
+    python -m benchmarks.bench_grade [N]        (default N = 25: 50 submissions per run)
 """
 
 from __future__ import annotations

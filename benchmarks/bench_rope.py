@@ -1,6 +1,6 @@
 """How fast is apply_rope? Prints milliseconds; asserts nothing (tests assert behaviour).
 
-Run: make bench   (or: .venv/bin/python benchmarks/bench_rope.py)
+Run: make bench   (or, from the repository root: .venv/bin/python -m benchmarks.bench_rope)
 
 On a (B=8, H=16, T=2048, D=128) float32 tensor (128 MiB) on the CPU, times:
 - apply_rope on q and on k ("half" layout, and "interleaved");
