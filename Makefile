@@ -22,7 +22,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab test test-portable lint format bench exercises notebooks experiment demo site clean
+.PHONY: setup lab test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -101,6 +101,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_dashboards
 	$(BIN)/python -m benchmarks.bench_grade
 	$(BIN)/python -m benchmarks.bench_browser
+	$(BIN)/python -m benchmarks.bench_real_model
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup
@@ -116,6 +117,14 @@ notebooks: setup
 # on a laptop CPU.
 experiment: setup
 	$(BIN)/python -m posenc_lib.models.experiment
+
+# Chapter 8's long-context table: SmolLM2-135M past its 8,192 trained positions with no scaling,
+# PI, dynamic NTK and YaRN (perplexity by position, passkey retrieval). Writes a new folder and
+# prints its table beside the committed posenc_lib/data/real_model/results.json; never overwrites
+# it. Tens of minutes on 2 cores; EXPERIMENT_ARGS=--help lists the options (--out, --quick...).
+EXPERIMENT_ARGS ?=
+experiment-real: setup
+	$(BIN)/python -m posenc_lib.models.experiment_real $(EXPERIMENT_ARGS)
 
 # Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
 # served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.
