@@ -40,6 +40,7 @@ from posenc_lib.checks.run import KINDS, Collected, Outcome, TooMany
 from posenc_lib.grading import sandbox as _sandbox
 from posenc_lib.grading.sheet import Row
 from posenc_lib.grading.submissions import Invalid, chapters, read_submission
+from posenc_lib.models.smollm import cache_dir
 
 MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
 
@@ -92,6 +93,7 @@ class Grader:
         # submission starts in milliseconds and runs the library as it was when grading began.
         self.context.set_forkserver_preload(["torch", _sandbox.__name__, *self.known.values()])
         self._start_lock = threading.Lock()
+        self._prepared: set[str] = set()  # chapters whose prepare() has run (chapter 8: the model)
         self._live: set = set()
 
     def read(self, path: Path):
@@ -127,6 +129,10 @@ class Grader:
 
     def _run(self, row: Row, cells: list[str]) -> None:
         module = self.modules[row.chapter]
+        with self._start_lock:
+            if row.chapter not in self._prepared and hasattr(module, "prepare"):
+                module.prepare()  # once per chapter, in the parent: e.g. convert chapter 8's model
+            self._prepared.add(row.chapter)
         questions = {q.name: q for q in module.QUESTIONS}
         row.max_score = sum(q.points for q in questions.values())
         scratch = tempfile.mkdtemp(prefix="posenc-grade-")
@@ -136,6 +142,8 @@ class Grader:
             "module": self.known[row.chapter],
             "seed": self.seed,
             "scratch": scratch,
+            # Chapter 8's converted model, read by the child (whose HOME is its scratch folder).
+            "model_cache": str(cache_dir().parent),
             "memory_bytes": self.memory_bytes,
             "cpu_seconds": int(self.timeout) + 5,
             "cell_seconds": min(_sandbox.CELL_SECONDS, self.timeout / 3),

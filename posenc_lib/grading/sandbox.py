@@ -173,6 +173,7 @@ def child_main(conn, job: dict) -> None:
             "TMPDIR": job["scratch"],
             "MPLBACKEND": "Agg",
             "PATH": "/usr/bin:/bin",
+            "POSENC_CACHE": job["model_cache"],  # chapter 8's model, converted by the parent
         }
     )
     torch.set_num_threads(1)

@@ -163,6 +163,12 @@ class SmolLM:
             raise TypeError(f"text must be a string, got {type(text).__name__}.")
         return self.tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
 
+    def with_rope(self, parameters: Mapping[str, object]):
+        """``with llm.with_rope({"rope_type": "yarn", ...}):`` runs the model with other RoPE
+        settings inside the block (``rope_parameters`` below), so code that is handed a model can
+        switch them without importing this module."""
+        return rope_parameters(self, parameters)
+
 
 @functools.lru_cache(maxsize=2)
 def load_smollm(attn_implementation: str = "sdpa") -> SmolLM:

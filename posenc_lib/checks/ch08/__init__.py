@@ -1,0 +1,31 @@
+"""Chapter 8's exercises, on a real language model (SmolLM2-135M, 4-bit, dequantized to float32):
+RoPE's frequencies and attention scale from a config.json, the un-permute of GGUF's query and key
+rows, and greedy generation with your own KV-cache loop.
+
+    from posenc_lib.checks.ch08 import q1, q2, q3
+    q1.check(rope_from_config); q1.hint(); q1.solution()
+
+The references are the library's (``rope_scaling.rope_inv_freq``, ``ch06_rope.convert_projection``
+and ``layout_permutation``, and chapter 8's own ``ch08_config.rope_from_config``,
+``ch08_layout.to_half_rows`` and ``ch08_long.greedy``) and transformers' ``generate``; each usual
+mistake is recomputed and, when the learner's answer matches it, named. q3 hands the learner the
+real model, watched (see ``cache.py``): re-feeding the sequence or positions that do not continue
+the cache stop the answer with a sentence, in a notebook and in the grader alike.
+"""
+
+from __future__ import annotations
+
+from posenc_lib.checks.ch08.cache import GreedyWithCache
+from posenc_lib.checks.ch08.config import RopeFromConfig
+from posenc_lib.checks.ch08.layout import UnpermuteGguf
+
+q1, q2, q3 = RopeFromConfig(), UnpermuteGguf(), GreedyWithCache()
+QUESTIONS = (q1, q2, q3)
+
+
+def prepare() -> None:
+    """Run once by the grader before it grades this chapter: convert the model into its cache, so
+    that each sandboxed child (which may not write 500 MB) only reads it."""
+    from posenc_lib.models.smollm import convert
+
+    convert()

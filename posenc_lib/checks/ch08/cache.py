@@ -1,0 +1,203 @@
+"""Chapter 8's exercises: q3, greedy generation with your own KV-cache loop, on SmolLM2-135M.
+
+The learner's function gets the real model (transformers' ``LlamaForCausalLM``: calling it is the
+point, not a shortcut) and must feed the prompt once, then one token per step with the cache and
+the positions that continue it. The model each case hands over is the course's loaded model
+(``load_smollm``) seen through a light copy (it shares every weight and layer) that:
+- is its own ``deepcopy`` (a check copies its arguments; copying 540 MB per call is not needed), and
+- watches what each call feeds its decoder: a call that re-feeds the sequence, or gives positions
+  that do not continue the cache (restarting at 0, off by one), stops the answer with a
+  sentence naming it. That is how the check, and the grader, tell a cache loop from re-feeding
+  the whole sequence each step (same tokens, T times the work).
+The tokens are compared with ``model.generate(do_sample=False)`` (switched off while the answer
+runs).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import functools
+
+import torch
+
+from posenc_lib.checks import draws
+from posenc_lib.checks.answers import INT_TENSOR
+from posenc_lib.checks.ch08.setting import NOTEBOOK
+from posenc_lib.checks.question import Case, Question
+
+# Prompts whose greedy continuations are stable argmaxes; the public ones, then the hidden pool.
+PUBLIC = (("The capital of Italy is", 6), ("Once upon a time, there was a", 5))
+POOL = (
+    "The largest planet in the solar system is",
+    "The chemical symbol for gold is",
+    "Roses are red, violets are",
+    "The opposite of hot is",
+    "To be or not to be, that is",
+    "Monday, Tuesday, Wednesday,",
+    "def add(a, b):\n    return",
+    "A, B, C, D, E,",
+)
+
+
+@functools.cache
+def _llm():
+    from posenc_lib.models.smollm import load_smollm
+
+    return load_smollm()
+
+
+@functools.cache
+def _reference(prompt: tuple[int, ...], n_new: int) -> tuple[int, ...]:
+    """transformers' greedy continuation of ``prompt`` (n_new token ids), computed once."""
+    model = _llm().model
+    ids = torch.tensor([prompt])  # (1, T)
+    with torch.no_grad():
+        out = model.generate(
+            ids, max_new_tokens=n_new, do_sample=False, pad_token_id=model.config.eos_token_id
+        )
+    new = tuple(out[0, len(prompt) :].tolist())
+    if len(new) != n_new:  # pragma: no cover - the prompts are chosen so this never happens
+        raise RuntimeError(f"generate stopped early on {prompt}")
+    return new
+
+
+@functools.cache
+def _first_position_token(prompt: tuple[int, ...]) -> int:
+    """The argmax of the prompt's FIRST position's logits (the usual slip of logits[:, 0])."""
+    with torch.no_grad():
+        logits = _llm().model(torch.tensor([prompt])).logits  # (1, T, V)
+    return int(logits[0, 0].argmax())
+
+
+def _argument(args, kwargs, index, *names):
+    for name in names:
+        if kwargs.get(name) is not None:
+            return kwargs[name]
+    return args[index] if len(args) > index else None
+
+
+def _watched(model, prompt_len: int):
+    """A light copy of ``model`` (weights and layers shared) whose decoder checks each call."""
+
+    def watch(module, args, kwargs):
+        ids = _argument(args, kwargs, 0, "input_ids")
+        embeds = kwargs.get("inputs_embeds")
+        fed = ids.shape[-1] if ids is not None else embeds.shape[1]
+        cache = _argument(args, kwargs, 3, "cache", "past_key_values")
+        cached = int(cache.get_seq_length()) if cache is not None else 0
+        stop = "the check stopped the model"
+        if cached == 0 and fed > prompt_len:
+            raise RuntimeError(
+                f"{stop}, given {fed} tokens and no cache: feed the prompt once, then only the "
+                "newest token each step, with the cache the last call returned (out.cache)"
+            )
+        if cached > 0 and fed > 1:
+            raise RuntimeError(
+                f"{stop}, given {fed} tokens with a cache that already holds {cached}: feed only "
+                "the newest token; the cache holds the rest, already rotated"
+            )
+        positions = _argument(args, kwargs, 2, "position_ids")
+        if positions is not None:
+            given = [int(p) for p in torch.as_tensor(positions).reshape(-1)[-fed:]]
+            if given != list(range(cached, cached + fed)):
+                if cached > 0 and given[0] == 0:
+                    raise RuntimeError(
+                        f"{stop}: position_ids restart at 0, but the cache holds {cached} tokens "
+                        f"at positions 0 .. {cached - 1} (their keys already rotated): the new "
+                        f"token sits at position {cached}"
+                    )
+                raise RuntimeError(
+                    f"{stop}: position_ids {given[:3]} for a token after {cached} cached ones: "
+                    f"positions count from 0, so it sits at position {cached} (off by "
+                    f"{given[0] - cached})"
+                )
+
+    decoder = copy.copy(model.model)  # shares its layers, embeddings and rotary module
+    decoder._forward_pre_hooks = collections.OrderedDict()
+    decoder._forward_pre_hooks_with_kwargs = collections.OrderedDict()
+    decoder.register_forward_pre_hook(watch, with_kwargs=True)
+    top = copy.copy(model)
+    top._modules = collections.OrderedDict(model._modules)  # its own dict: the shared one unchanged
+    top._modules["model"] = decoder
+    cls = type(model)
+    top.__class__ = type(
+        cls.__name__,
+        (cls,),
+        {"__deepcopy__": lambda self, memo: self, "__module__": cls.__module__},
+    )
+    return top
+
+
+class GreedyWithCache(Question):
+    name, function, points, notebook = "q3", "greedy_generate", 3, NOTEBOOK
+    returns = INT_TENSOR
+    references = (
+        "transformers.generation.utils.GenerationMixin.generate",
+        "posenc_lib.analysis.ch08_long.greedy",
+    )
+    timeout = 10.0  # a few forward passes of a 135 M model, on one core
+    slow_hint = "feed the prompt once, then one token per step with the cache."
+    title = "Greedy generation with your own KV-cache loop"
+    hints = (
+        "First call: out = model(input_ids, use_cache=True). The next token is "
+        "out.logits[:, -1].argmax(-1), and out.cache holds every prompt token's keys and values, "
+        "already rotated by RoPE at their positions 0 .. T - 1.",
+        "Each step: feed only the newest token, (1, 1), with cache=out.cache (the last call's), and "
+        "position_ids=torch.tensor([[position]]): the token's own position, T for the first new "
+        "token fed, then T + 1, ... (it continues the cache; it never restarts at 0).",
+        "Collect the n_new chosen tokens (the first comes from the prompt's call, so the loop "
+        "feeds n_new - 1 tokens) and return torch.cat(tokens, dim=1), shape (1, n_new), inside "
+        "torch.no_grad().",
+    )
+
+    def cases(self, seed=0):
+        llm = _llm()
+        if seed == 0:
+            specs = PUBLIC
+        else:
+            generator = draws.seeded(seed, 83)
+            specs = ((draws.pick(POOL, generator), draws.pick([4, 5], generator)),)
+        cases = []
+        for text, n_new in specs:
+            ids = llm.ids(text)  # (1, T)
+            cases.append(
+                Case(
+                    (_watched(llm.model, ids.shape[1]), ids, n_new),
+                    f"SmolLM2-135M, the prompt {text!r} ({ids.shape[1]} tokens), n_new = {n_new}",
+                )
+            )
+        return cases
+
+    def diagnose(self, case, value):
+        _, ids, n_new = case.args
+        prompt = tuple(ids[0].tolist())
+        want = _reference(prompt, n_new)
+        if not isinstance(value, torch.Tensor):
+            return f"Return the new token ids as a (1, {n_new}) tensor of integers."
+        if value.dim() == 1 and value.numel() == n_new:
+            return f"Return shape (1, {n_new}), with the batch axis, as generate's output has; yours is ({n_new},)."
+        if value.dim() != 2 or value.shape[0] != 1:
+            return f"Return shape (1, {n_new}): one row of n_new new token ids; yours has shape {tuple(value.shape)}."  # fmt: skip
+        got = tuple(int(t) for t in value[0].tolist())
+        t = len(prompt)
+        if len(got) == t + n_new and got[:t] == prompt:
+            return (
+                f"You returned the prompt too; return only the {n_new} new tokens (output[:, T:])."
+            )
+        if len(got) == n_new - 1:
+            return f"You returned {n_new - 1} tokens, one short: the first new token comes from the prompt's own call (its last logits), then the loop adds n_new - 1 more."
+        if len(got) == n_new + 1:
+            return f"You returned {n_new + 1} tokens, one too many: return exactly n_new = {n_new}."
+        if len(got) != n_new:
+            return f"Return exactly n_new = {n_new} new tokens; yours has {len(got)}."
+        if got == want:
+            return None
+        if got[0] != want[0]:
+            if got[0] == _first_position_token(prompt):
+                return "Your first new token is the argmax of the FIRST position's logits; the next token comes from the last position: out.logits[:, -1]."
+            return "Your first new token is not the greedy one: take the argmax of the prompt's last logits, out.logits[:, -1].argmax(-1)."
+        if len(set(got)) == 1 and len(set(want)) > 1:
+            return "Every new token is the same: feed each step the token just chosen, not the same token again."
+        first = next(k for k in range(n_new) if got[k] != want[k])
+        return f"Your first {first} new tokens are greedy's, then yours differ: each step feeds the token just chosen, with the cache the last call returned, at the next position, and takes the argmax of its logits."

@@ -1,0 +1,283 @@
+"""Chapter 8's exercises: q1, RoPE's frequencies and attention scale read from a config.json."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from posenc_lib.checks import draws
+from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close, same_number
+from posenc_lib.checks.ch08.setting import F64, NOTEBOOK, RTOL
+from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.question import Case, Question
+from posenc_lib.rope_scaling import rope_inv_freq
+
+# The keys each rope_type passes on to the library (besides factor), as in transformers.
+_EXTRA = {
+    "yarn": ("beta_fast", "beta_slow", "attention_factor"),
+    "llama3": ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+}
+
+
+def _read(config: dict) -> tuple[int, float, str, dict]:
+    """(head_dim, base, rope_type, the rope dict) read from a config dict as transformers does."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    base = float(rope.get("rope_theta", config.get("rope_theta", 10000.0)))
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    return int(head_dim), base, rope_type, rope
+
+
+def _scaling(config: dict, rope_type: str, rope: dict, *, original=None) -> dict | None:
+    """The library's scaling dict for this config (``original``: dynamic's length, if changed)."""
+    if rope_type == "default":
+        return None
+    scaling = {"rope_type": rope_type, "factor": float(rope["factor"])}
+    if rope_type == "dynamic":  # transformers stretches past max_position_embeddings
+        scaling["original_max_position_embeddings"] = original or config["max_position_embeddings"]
+    if rope_type == "yarn":
+        scaling["original_max_position_embeddings"] = rope.get(
+            "original_max_position_embeddings", config["max_position_embeddings"]
+        )
+    for key in _EXTRA.get(rope_type, ()):
+        if rope.get(key) is not None:
+            scaling[key] = rope[key]
+    return scaling
+
+
+def _frequencies(config: dict, seq_len: int, **change) -> tuple[torch.Tensor, float]:
+    """(inv_freq (D/2,) float64, attention scale) for the config; ``change`` gives a usual mistake:
+    head_dim, base, rope_type, scaling (a library dict, or None for none)."""
+    head_dim, base, rope_type, rope = _read(config)
+    head_dim, base = change.get("head_dim", head_dim), change.get("base", base)
+    scaling = change["scaling"] if "scaling" in change else _scaling(config, rope_type, rope)
+    return rope_inv_freq(head_dim, base, scaling, seq_len, dtype=F64)
+
+
+def _config(hidden, heads, theta, max_pos, rope, *, head_dim=None, old_key=False) -> dict:
+    """A config.json's fields that RoPE reads: the rope dict under the new or the old key."""
+    config = {
+        "hidden_size": hidden,
+        "num_attention_heads": heads,
+        "num_key_value_heads": max(1, heads // 4),
+        "max_position_embeddings": max_pos,
+    }
+    if head_dim is not None:
+        config["head_dim"] = head_dim
+    if old_key:  # transformers 4: rope_theta beside rope_scaling (None when unscaled)
+        config["rope_theta"] = theta
+        config["rope_scaling"] = rope or None
+    else:  # transformers 5: everything in rope_parameters
+        config["rope_parameters"] = {"rope_theta": theta, "rope_type": "default", **(rope or {})}
+    return config
+
+
+def _describe(config: dict, seq_len: int) -> str:
+    head_dim, base, rope_type, rope = _read(config)
+    key = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
+    dims = f"head_dim = {config['head_dim']}, " if "head_dim" in config else ""
+    return (
+        f"hidden_size = {config['hidden_size']}, {config['num_attention_heads']} heads, {dims}"
+        f"rope_theta = {base:g}, max_position_embeddings = {config['max_position_embeddings']}, "
+        f"{key} of type {rope_type!r}, seq_len = {seq_len}"
+    )
+
+
+class RopeFromConfig(Question):
+    name, function, points, notebook = "q1", "rope_from_config", 3, NOTEBOOK
+    returns = (TENSOR, FLOAT)
+    references = (
+        "posenc_lib.rope_scaling.rope_inv_freq",
+        "posenc_lib.analysis.ch08_config.rope_from_config",
+    )
+    title = "RoPE's frequencies and attention scale from a config.json"
+    hints = (
+        "Read three things: head_dim (given, or hidden_size // num_attention_heads), the base "
+        "rope_theta (inside rope_parameters, or at the top level beside rope_scaling), and the "
+        "scaling dict (rope_parameters, or the older rope_scaling; its type under 'rope_type' or "
+        "the older 'type').",
+        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. linear divides every theta_i by the "
+        "factor; dynamic raises the base to base * s ** (D / (D - 2)) with "
+        "s = factor * seq_len / max_position_embeddings - (factor - 1), once seq_len is past "
+        "max_position_embeddings; yarn and llama3 blend theta_i and theta_i / factor by the pair's "
+        "wavelength (chapter 7).",
+        "The attention scale is 1 for every type but yarn, whose scale is attention_factor if "
+        "given, else 0.1 * ln(factor) + 1. Return (inv_freq, scale): a (D/2,) tensor and a float.",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            specs = [
+                # SmolLM2-135M's own config: no scaling, head_dim derived (576 / 9 = 64).
+                (_config(576, 9, 100000.0, 8192, None, old_key=True), 2048),
+                # Llama 2 with PI, under the old key and the old name "type".
+                (
+                    _config(
+                        4096, 32, 10000.0, 4096, {"type": "linear", "factor": 4.0}, old_key=True
+                    ),
+                    16384,
+                ),  # fmt: skip
+                # Dynamic NTK past max_position_embeddings (stretch 2 * 6000 / 2048 - 1).
+                (_config(2048, 16, 10000.0, 2048, {"rope_type": "dynamic", "factor": 2.0}), 6000),
+                # Qwen3-0.6B-like: head_dim 128 given, not 1024 / 16 = 64; YaRN x4.
+                (
+                    _config(
+                        1024,
+                        16,
+                        1000000.0,
+                        131072,
+                        {
+                            "rope_type": "yarn",
+                            "factor": 4.0,
+                            "original_max_position_embeddings": 32768,
+                        },
+                        head_dim=128,
+                    ),
+                    65536,
+                ),  # fmt: skip
+                # Llama 3.1 8B's scaling.
+                (
+                    _config(
+                        4096,
+                        32,
+                        500000.0,
+                        131072,
+                        {
+                            "rope_type": "llama3",
+                            "factor": 8.0,
+                            "low_freq_factor": 1.0,
+                            "high_freq_factor": 4.0,
+                            "original_max_position_embeddings": 8192,
+                        },
+                        old_key=True,
+                    ),
+                    8192,
+                ),  # fmt: skip
+                # Dynamic inside max_position_embeddings: no stretch yet.
+                (_config(768, 12, 10000.0, 4096, {"rope_type": "dynamic", "factor": 4.0}), 1024),
+            ]
+        else:
+            # One case per rope_type, in every draw; yarn's has a head_dim given that differs from
+            # hidden_size / heads, dynamic's a seq_len past max_position_embeddings.
+            generator = draws.seeded(seed, 81)
+            specs = []
+            for rope_type in ("default", "linear", "dynamic", "yarn", "llama3"):
+                heads = draws.pick([8, 12, 14, 20, 24], generator)
+                head_dim = draws.pick([48, 80, 96, 128], generator)
+                theta = draws.pick([50000.0, 250000.0, 2000000.0], generator)
+                max_pos = draws.pick([2048, 8192, 16384], generator)
+                factor = draws.pick([2.0, 3.0, 6.0, 16.0], generator)
+                rope = {"rope_type": rope_type, "factor": factor}
+                if rope_type == "default":
+                    rope = None
+                elif rope_type == "yarn":
+                    rope["original_max_position_embeddings"] = max_pos // 2
+                elif rope_type == "llama3":
+                    rope |= {"low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": max_pos // 4}  # fmt: skip
+                old_key = bool(draws.randint(0, 2, generator))
+                if old_key and rope and draws.randint(0, 2, generator):
+                    rope["type"] = rope.pop("rope_type")
+                given = rope_type == "yarn" or bool(draws.randint(0, 2, generator))
+                config = _config(
+                    heads * (head_dim // 2 if rope_type == "yarn" else head_dim),
+                    heads,
+                    theta,
+                    max_pos,
+                    rope,
+                    head_dim=head_dim if given else None,
+                    old_key=old_key,
+                )
+                seq_len = max_pos * draws.pick([2, 3], generator) + draws.randint(1, 500, generator)
+                specs.append((config, seq_len))
+        return [Case(s, _describe(*s)) for s in specs]
+
+    def diagnose(self, case, value):
+        config, seq_len = case.args
+        head_dim, base, rope_type, rope = _read(config)
+        if isinstance(value, torch.Tensor) or not isinstance(value, (tuple, list)):
+            return "Return two things, (inv_freq, attention_scale): a (D/2,) tensor and a float."
+        if len(value) != 2:
+            return (
+                f"Return exactly two things, (inv_freq, attention_scale); yours has {len(value)}."
+            )
+        freq_value, scale_value = value
+        want, want_scale = _frequencies(config, seq_len)
+        if isinstance(freq_value, torch.Tensor) and freq_value.dim() == 1:
+            n = freq_value.numel()
+            hidden = config["hidden_size"]
+            if n == head_dim and n != head_dim // 2:
+                return f"You returned {n} frequencies, one per dim; RoPE has one per pair of dims: D/2 = {head_dim // 2}."
+            if n in (hidden // 2, hidden) and hidden != head_dim:
+                return "You used hidden_size as the head dimension; RoPE rotates each head's vectors: D = head_dim, given in the config or hidden_size // num_attention_heads."
+            derived = hidden // config["num_attention_heads"]
+            if "head_dim" in config and derived != head_dim and n == derived // 2:
+                return f"This config gives head_dim = {head_dim} itself, which is not hidden_size // num_attention_heads = {derived}: use the head_dim given when there is one."
+        freq, problem = as_tensor(freq_value, "inv_freq", (head_dim // 2,))
+        if problem:
+            return problem
+        scale, problem = as_number(scale_value, "The attention scale")
+        if problem:
+            return problem
+        if not close(freq, want, rtol=RTOL, atol=0.0):
+            if freq.numel() > 1 and bool(freq[-1] > freq[0]):
+                return "Close, but your frequencies grow with the pair index: theta_i = base ** (-2i / D), with a minus (or 1 / base ** (2i / D)), so that the last pairs turn slowest."
+            factor = float(rope.get("factor", 1.0))
+            mistakes = [
+                (dict(scaling=None), f"you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies."),
+                (dict(base=10000.0), f"you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling)."),
+                (dict(scaling={"rope_type": "linear", "factor": factor}), f"you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7)."),
+                (dict(scaling={"rope_type": "ntk", "factor": factor}), "you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch s = factor * seq_len / max_position_embeddings - (factor - 1), and only once seq_len is past max_position_embeddings."),
+            ]  # fmt: skip
+            if rope_type == "dynamic":
+                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), "you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes s = factor * seq_len / max_position_embeddings - (factor - 1), which is 1 at max_position_embeddings."))  # fmt: skip
+            if rope_type in ("yarn", "llama3"):
+                original = _scaling(config, rope_type, rope)["original_max_position_embeddings"]
+                changed = dict(
+                    _scaling(config, rope_type, rope),
+                    original_max_position_embeddings=config["max_position_embeddings"],
+                )
+                if original != config["max_position_embeddings"]:
+                    mistakes.append((dict(scaling=changed), f"you used max_position_embeddings ({config['max_position_embeddings']}) as the original context; {rope_type} blends by the pretraining length original_max_position_embeddings ({original})."))  # fmt: skip
+
+            if rope_type == "linear":
+                default, _ = _frequencies(config, seq_len, scaling=None)
+                if close(freq, default * factor, rtol=RTOL, atol=0.0):
+                    return "Close, but you multiplied the frequencies by the factor; PI divides them (positions m -> m / s is theta_i -> theta_i / s)."
+
+            def matches(change):
+                try:
+                    wrong, _ = _frequencies(config, seq_len, **change)
+                except ValueError:
+                    return False
+                return close(freq, wrong, rtol=RTOL, atol=0.0)
+
+            named = named_mistake(mistakes, matches)
+            if named:
+                return named
+            odd = head_dim // 2
+            half = base ** (-torch.arange(odd, dtype=F64) / head_dim)  # (D/2,) exponent i / D
+            if rope_type == "default" and close(freq, half, rtol=RTOL, atol=0.0):
+                return (
+                    "Close, but your exponent is -i / D; with pairs i = 0 .. D/2 - 1 it is -2i / D."
+                )
+            return f"Your inv_freq differs from the {rope_type!r} frequencies of this config: check head_dim, rope_theta and how {rope_type!r} changes theta_i = base ** (-2i / D)."
+        if same_number(scale, want_scale, rtol=RTOL, atol=0.0, floor=1.0):
+            return None
+        if rope_type == "yarn":
+            s = float(rope["factor"])
+            mistakes = [
+                (1.0, "the frequencies are right, but you forgot YaRN's attention scale: cos and sin (so q and k) are multiplied by 0.1 * ln(factor) + 1 (or the config's attention_factor)."),
+                (0.1 * math.log(s), "the frequencies are right, but the scale is 0.1 * ln(factor) + 1: add the 1."),
+                ((0.1 * math.log(s) + 1) ** 2, "the frequencies are right, but you squared the scale: cos and sin carry 0.1 * ln(factor) + 1 each; the logits get its square because q and k both do."),
+                (1 / (0.1 * math.log(s) + 1), "the frequencies are right, but your scale is inverted: 0.1 * ln(factor) + 1 is above 1 (it sharpens attention)."),
+            ]  # fmt: skip
+            named = named_mistake(
+                mistakes, lambda w: same_number(scale, w, rtol=RTOL, atol=0.0, floor=1.0)
+            )
+            return (
+                named
+                or "The frequencies are right, but the attention scale differs from YaRN's 0.1 * ln(factor) + 1."
+            )
+        return f"The frequencies are right, but the attention scale of {rope_type!r} RoPE is 1 (only yarn scales cos and sin)."

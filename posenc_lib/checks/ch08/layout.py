@@ -1,0 +1,124 @@
+"""Chapter 8's exercises: q2, the un-permute of a GGUF file's query and key rows."""
+
+from __future__ import annotations
+
+import torch
+
+from posenc_lib.analysis.ch06_rope import convert_projection
+from posenc_lib.checks import draws
+from posenc_lib.checks.answers import TENSOR, as_tensor
+from posenc_lib.checks.ch08.setting import NOTEBOOK
+from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.question import Case, Question
+
+HIDDEN = 576  # SmolLM2-135M's hidden size: Q is (9 * 64, 576), K is (3 * 64, 576)
+
+
+def _unpermuted(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(H * Dh, D_in) rows in GGUF's order -> transformers' half-split order.
+
+    nn.Linear's weight is (out, in); ``convert_projection`` permutes the columns of x @ w's w, so it
+    is applied to the transpose.
+    """
+    return convert_projection(w.T, n_heads, "interleaved", "half").T
+
+
+def _rows(w, n_heads, order) -> torch.Tensor:
+    """w's rows taken in ``order`` ((H, Dh) GGUF-row indices, one per loaded row)."""
+    return w[order.reshape(-1)]
+
+
+def _variants(w: torch.Tensor, n_heads: int) -> list[tuple[torch.Tensor, str]]:
+    """The usual wrong un-permutes, each with the sentence that names it."""
+    rows, cols = w.shape
+    dh = rows // n_heads
+    half = dh // 2
+    h = torch.arange(n_heads)[:, None]  # (H, 1)
+    k = torch.arange(dh)[None, :]  # (1, Dh) the loaded row inside its head
+    j, i = k // half, k % half
+    forward = h * dh + (k % 2) * half + k // 2  # loaded row h*Dh + 2i + j <- GGUF h*Dh + j*Dh/2 + i
+    flipped = h * dh + 2 * i + (1 - j)  # the two members of each pair swapped
+    one = torch.arange(rows)
+    whole = torch.cat((one[0::2], one[1::2]))  # the whole matrix as one head
+    variants = [
+        (_rows(w, n_heads, forward), "you applied the forward permutation (half-split -> GGUF's interleaved), not its reverse: loaded row h*Dh + j*Dh/2 + i comes from GGUF row h*Dh + 2i + j."),
+        (w[whole], "you permuted the whole matrix as if it were one head; the permutation works inside each head's Dh rows (reshape to (n_heads, Dh/2, 2, D_in) first)."),
+        (_rows(w, n_heads, flipped), "you swapped the two members of each pair (j and 1 - j): the first half of each head takes GGUF's even rows 2i, the second half the odd rows 2i + 1."),
+        (w, "you returned the rows unchanged: GGUF stores each head's rows interleaved (pairs of rows 2i, 2i + 1), and transformers' half-split rotation needs rows i and i + Dh/2 paired."),
+    ]  # fmt: skip
+    if rows == cols:
+        perm = torch.cat([torch.arange(0, dh, 2), torch.arange(1, dh, 2)])  # (Dh,)
+        columns = (h * dh + perm).reshape(-1)  # (H * Dh,)
+        variants.append((w[:, columns], "you permuted the columns; nn.Linear's weight is (out, in), and the heads are in its rows (out): permute the rows."))  # fmt: skip
+    if dh != 64:
+        for n in (rows // 64,) if rows % 64 == 0 else ():
+            variants.append((_unpermuted(w, n), "you assumed head_dim 64; here head_dim = rows / n_heads is different: derive it from the shape."))  # fmt: skip
+    for other in (n_heads * 3, max(1, n_heads // 3)):
+        if other != n_heads and rows % other == 0 and (rows // other) % 2 == 0:
+            variants.append((_unpermuted(w, other), f"you used {other} heads, not the n_heads = {n_heads} given (K has 3 heads in SmolLM2, Q has 9)."))  # fmt: skip
+    return variants
+
+
+def _draw(generator, n_heads: int, head_dim: int, d_in: int) -> torch.Tensor:
+    return torch.randn(n_heads * head_dim, d_in, generator=generator)
+
+
+class UnpermuteGguf(Question):
+    name, function, points, notebook = "q2", "unpermute_gguf", 2, NOTEBOOK
+    returns = TENSOR
+    references = (
+        "posenc_lib.analysis.ch06_rope.convert_projection",
+        "posenc_lib.analysis.ch06_rope.layout_permutation",
+        "posenc_lib.analysis.ch08_layout.to_half_rows",
+    )
+    title = "Un-permute GGUF's query and key rows"
+    hints = (
+        "Each head's Dh rows are in GGUF's order: pair i sits in rows 2i and 2i + 1. transformers "
+        "wants the first members of all pairs, then the second members.",
+        "Split the rows into heads, and each head's rows into (Dh/2 pairs, 2 members): "
+        "w.reshape(n_heads, Dh // 2, 2, D_in).",
+        "Swap the pair and member axes, then flatten back: "
+        ".transpose(1, 2).reshape(n_heads * Dh, D_in). Derive Dh = rows // n_heads.",
+    )
+
+    def cases(self, seed=0):
+        if seed == 0:
+            tiny = torch.arange(2 * 8 * 3, dtype=torch.float32).reshape(16, 3)  # 2 heads of 8 rows
+            generator = draws.seeded(0, 82)
+            specs = [
+                (tiny, 2, "a (16, 3) arange: 2 heads, head_dim 8"),
+                (_draw(generator, 3, 6, 4), 3, "a random (18, 4): 3 heads, head_dim 6"),
+                (_draw(generator, 9, 64, HIDDEN), 9, "a random (576, 576): SmolLM2's Q, 9 heads"),
+                (_draw(generator, 3, 64, HIDDEN), 3, "a random (192, 576): SmolLM2's K, 3 heads"),
+            ]
+        else:
+            generator = draws.seeded(seed, 82)
+            specs = []
+            for n_heads, head_dim in (
+                (draws.pick([2, 4, 6], generator), draws.pick([8, 12, 16], generator)),
+                (draws.pick([5, 8, 12], generator), draws.pick([32, 128], generator)),
+                (draws.pick([9, 15], generator), 64),
+            ):
+                d_in = draws.pick([5, 40, 96], generator)
+                w = _draw(generator, n_heads, head_dim, d_in)
+                specs.append((w, n_heads, f"a random ({n_heads * head_dim}, {d_in}): {n_heads} heads, head_dim {head_dim}"))  # fmt: skip
+        return [Case((w, n), describe) for w, n, describe in specs]
+
+    def diagnose(self, case, value):
+        w, n_heads = case.args
+        if isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(w.shape)[::-1] != tuple(
+            w.shape
+        ):
+            return "Your result is transposed: return the rows permuted, in w's own shape (n_heads * Dh, D_in)."  # fmt: skip
+        got, problem = as_tensor(value, "The un-permuted weight", tuple(w.shape))
+        if problem:
+            return problem
+        want = _unpermuted(w, n_heads).to(got.dtype)
+        if torch.equal(got, want):  # a permutation of rows: exact
+            return None
+        named = named_mistake(
+            _variants(w, n_heads), lambda wrong: torch.equal(got, wrong.to(got.dtype))
+        )
+        if named:
+            return named
+        return "Your rows are not in transformers' order: loaded row h*Dh + j*Dh/2 + i must come from GGUF row h*Dh + 2i + j (i < Dh/2 the pair, j = 0 or 1 its member)."

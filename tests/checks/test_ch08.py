@@ -1,0 +1,305 @@
+"""Chapter 8's exercise checks: right answers pass, stubs are "not attempted", and every known
+wrong answer fails with a sentence that names the mistake (never a traceback, never the answer).
+
+q3 runs the real model (SmolLM2-135M, 4-bit, dequantized to float32): its known-wrong answers that
+return tokens keep what they computed per prompt (``_memo``), so the 20 hidden draws cost a few
+generations, not twenty."""
+
+import copy
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from chapter_checks import standard_tests
+from conftest import answer_functions
+
+from posenc_lib.checks import FAIL, PASS
+from posenc_lib.checks.ch08 import QUESTIONS, q1, q2, q3
+from posenc_lib.checks.ch08.cache import POOL, PUBLIC, _llm
+from posenc_lib.checks.ch08.config import _frequencies
+from posenc_lib.checks.ch08.layout import _unpermuted
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS = answer_functions(ROOT / "solutions" / "08_real_model.ipynb")
+STUBS = answer_functions(ROOT / "exercises" / "08_real_model.ipynb")
+F64 = torch.float64
+
+
+# -- q1: written independently of the check's helpers ---------------------------------------------
+
+
+def _read(config):
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    base = float(rope.get("rope_theta", config.get("rope_theta", 10000.0)))
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    d = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    return rope, base, kind, d
+
+
+def _theta(d, base, sign=-1):
+    return base ** (sign * torch.arange(0, d, 2, dtype=F64) / d)  # (D/2,)
+
+
+def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, scale_one=False,
+          static_ntk=False, ignore=False, derived=False):  # fmt: skip
+    """q1's answer, or a usual mistake."""
+    rope, base0, kind, d0 = _read(config)
+    if derived:
+        d0 = config["hidden_size"] // config["num_attention_heads"]
+    d, base = d or d0, base or base0
+    theta, scale = _theta(d, base, sign), 1.0
+    if ignore or kind == "default":
+        return theta, scale
+    s = rope["factor"]
+    if kind == "linear":
+        theta = theta * s if linear_times else theta / s
+    elif kind == "dynamic":
+        original = config["max_position_embeddings"]
+        stretch = s if static_ntk else s * max(seq_len, original) / original - (s - 1)
+        theta = _theta(d, base * stretch ** (d / (d - 2)), sign)
+    elif kind == "yarn":
+        original = rope.get("original_max_position_embeddings", config["max_position_embeddings"])
+
+        def index(turns):
+            return d * math.log(original / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+        low, high = max(math.floor(index(32.0)), 0), min(math.ceil(index(1.0)), d - 1)
+        high += 0.001 if low == high else 0
+        keep = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
+        theta = theta / s * (1 - keep) + theta * keep
+        scale = 1.0 if scale_one else 0.1 * math.log(s) + 1
+    elif kind == "llama3":
+        original = rope["original_max_position_embeddings"]
+        low, high = rope["low_freq_factor"], rope["high_freq_factor"]
+        blend = ((original * theta / (2 * math.pi) - low) / (high - low)).clamp(0, 1)
+        theta = (1 - blend) * theta / s + blend * theta
+    return theta, scale
+
+
+# -- q2 ----------------------------------------------------------------------------------------------
+
+
+def _unpermute(w, n, *, forward=False, whole=False, flip=False, dh=None):
+    rows, d_in = w.shape
+    dh = dh or rows // n
+    if whole:
+        return w.reshape(rows // 2, 2, d_in).transpose(0, 1).reshape(rows, d_in)
+    if forward:  # GGUF's own permutation (half-split -> interleaved)
+        return w.reshape(-1, 2, dh // 2, d_in).transpose(1, 2).reshape(rows, d_in)
+    pairs = w.reshape(-1, dh // 2, 2, d_in)  # (H, Dh/2, 2, D_in)
+    if flip:
+        pairs = pairs.flip(2)
+    return pairs.transpose(1, 2).reshape(rows, d_in)
+
+
+# -- q3 ----------------------------------------------------------------------------------------------
+
+_STORED: dict = {}
+
+
+def _memo(fn):
+    """A known-wrong answer that returns tokens, computed once per (prompt, n_new)."""
+
+    def answer(model, input_ids, n_new):
+        key = (fn.__name__, tuple(input_ids[0].tolist()), n_new)
+        if key not in _STORED:
+            _STORED[key] = fn(model, input_ids, n_new)
+        return _STORED[key].clone()
+
+    answer.__name__ = fn.__name__
+    return answer
+
+
+def _loop(model, input_ids, n_new, *, start=None, offset=0, refeed=False, first=-1, skip=False):
+    """Greedy decoding with a cache, or a usual mistake: positions restarting at ``start``,
+    shifted by ``offset``, the whole sequence fed again each step, the first position's logits."""
+    with torch.no_grad():
+        out = model(input_ids, use_cache=True)
+        token = out.logits[:, first].argmax(-1, keepdim=True)  # (1, 1)
+        tokens, seq, t = [token], torch.cat([input_ids, token], 1), input_ids.shape[1]
+        for k in range(n_new - 1):
+            if refeed:
+                out = model(seq)
+            else:
+                position = (start + k) if start is not None else t + k + offset
+                out = model(token, cache=out.cache, position_ids=torch.tensor([[position]]))
+            token = out.logits[:, -1].argmax(-1, keepdim=True)
+            tokens.append(token)
+            seq = torch.cat([seq, token], 1)
+    new = torch.cat(tokens, 1)  # (1, n_new)
+    return new[:, 1:] if skip else new
+
+
+@_memo
+def _with_prompt(model, input_ids, n_new):
+    return torch.cat([input_ids, _loop(model, input_ids, n_new)], 1)
+
+
+@_memo
+def _one_short(model, input_ids, n_new):
+    return _loop(model, input_ids, n_new, skip=True)
+
+
+@_memo
+def _first_logits(model, input_ids, n_new):
+    return _loop(model, input_ids, n_new, first=0)
+
+
+def _with_cache_again(model, input_ids, n_new):
+    with torch.no_grad():
+        out = model(input_ids, use_cache=True)
+        seq = torch.cat([input_ids, out.logits[:, -1].argmax(-1, keepdim=True)], 1)
+        out = model(seq, cache=out.cache)  # the whole sequence again, into the cache
+        return seq[:, -n_new:]
+
+
+def _generate(model, input_ids, n_new):
+    return model.generate(input_ids, max_new_tokens=n_new, do_sample=False)[:, -n_new:]
+
+
+WRONG = {
+    "q1": [
+        (lambda c, n: _rope(c, n, sign=1), "frequencies grow with the pair index"),
+        (lambda c, n: _rope(c, n, d=c["hidden_size"]), "hidden_size as the head dimension"),
+        (lambda c, n: _rope(c, n, derived=True), "use the head_dim given"),
+        (lambda c, n: _rope(c, n, linear_times=True), "multiplied the frequencies by the factor"),
+        (lambda c, n: _rope(c, n, scale_one=True), "forgot YaRN's attention scale"),
+        (lambda c, n: _rope(c, n, static_ntk=True), "static NTK"),
+        (lambda c, n: _rope(c, n, ignore=True), "scaling: the config's rope dict"),
+        (lambda c, n: _rope(c, n, base=10000.0), "you used base 10000"),
+        (lambda c, n: (_rope(c, n)[0], 0.1 * math.log(_read(c)[0].get("factor", 1.0)) + 1
+                       if _read(c)[2] != "default" else 1.0), "attention scale of 'linear'"),
+        (lambda c, n: (_rope(c, n)[0].repeat(2), _rope(c, n)[1]), "one per pair of dims"),
+    ],
+    "q2": [
+        (lambda w, n: _unpermute(w, n, forward=True), "the forward permutation"),
+        (lambda w, n: _unpermute(w, n, whole=True), "as if it were one head"),
+        (lambda w, n: _unpermute(w, n, flip=True), "swapped the two members of each pair"),
+        (lambda w, n: w.clone(), "returned the rows unchanged"),
+        (lambda w, n: _unpermute(w, n).T, "transposed"),
+        (lambda w, n: _unpermute(w, n, dh=64), "raised RuntimeError"),
+    ],
+    "q3": [
+        (lambda m, x, n: _loop(m, x, n, start=0), "position_ids restart at 0"),
+        (lambda m, x, n: _loop(m, x, n, offset=1), "(off by 1)"),
+        (lambda m, x, n: _loop(m, x, n, offset=-1), "(off by -1)"),
+        (lambda m, x, n: _loop(m, x, n, refeed=True), "tokens and no cache"),
+        (_with_cache_again, "a cache that already holds"),
+        (_with_prompt, "You returned the prompt too"),
+        (_one_short, "one short"),
+        (_first_logits, "FIRST position's logits"),
+        (_generate, "`transformers.generation.utils.GenerationMixin.generate` is switched off"),
+    ],
+}  # fmt: skip
+
+BY_NAME = {q.name: q for q in QUESTIONS}
+
+
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=8))
+
+
+def _gguf_rows(rows, n):
+    """For each loaded row h*Dh + j*Dh/2 + i, in order, its GGUF row h*Dh + 2i + j."""
+    dh = rows // n
+    return [h * dh + 2 * i + j for h in range(n) for j in (0, 1) for i in range(dh // 2)]
+
+
+RIGHT = {  # right answers in other forms than the worked solution's: each must pass
+    "q1": [lambda c, n: (_rope(c, n)[0].float(), _rope(c, n)[1])],  # float32, as transformers
+    "q2": [lambda w, n: w[_gguf_rows(w.shape[0], n)]],  # the rows gathered by the index formula
+    "q3": [lambda m, x, n: _loop(m, x, n)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, index", [(name, i) for name, fns in RIGHT.items() for i in range(len(fns))]
+)
+def test_right_answers_in_other_forms_pass_too(name, index):
+    question, fn = BY_NAME[name], RIGHT[name][index]
+    for seed in range(3):
+        cases = question.cases(seed)
+        verdict = question.judge(cases, question.run(fn, cases))
+        assert verdict.status == PASS, (seed, verdict.message)
+
+
+def _transformers_rope(config: dict, seq_len: int):
+    """transformers' (inv_freq, attention scale) for a config dict, through LlamaConfig."""
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    hf = LlamaConfig(**copy.deepcopy(config))
+    kind = hf.rope_parameters["rope_type"]
+    if kind == "default":
+        return LlamaRotaryEmbedding.compute_default_rope_parameters(hf)
+    return ROPE_INIT_FUNCTIONS[kind](hf, None, seq_len=seq_len)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_q1_reference_agrees_with_transformers_rope_init_functions(seed):
+    for case in q1.cases(seed):
+        want, want_scale = _transformers_rope(*case.args)
+        got, scale = _frequencies(*case.args)
+        # float32 (transformers) against float64 (the library): a few 1e-7 relative
+        assert torch.allclose(got.float(), want.float(), rtol=1e-5, atol=0), case.describe
+        assert math.isclose(scale, float(want_scale), rel_tol=1e-6), case.describe
+
+
+def test_q1_cases_cover_every_rope_type_both_keys_and_head_dim_given_and_derived():
+    cases = q1.cases(0)
+    kinds = {(c.args[0].get("rope_parameters") or c.args[0].get("rope_scaling") or {}).get(
+        "rope_type", "default") for c in cases}  # fmt: skip
+    assert {"default", "dynamic", "yarn", "llama3"} <= kinds
+    assert any((c.args[0].get("rope_scaling") or {}).get("type") == "linear" for c in cases)
+    assert any("head_dim" in c.args[0] for c in cases)
+    assert any("head_dim" not in c.args[0] for c in cases)
+    assert any("rope_parameters" in c.args[0] for c in cases)
+    assert any("rope_scaling" in c.args[0] for c in cases)
+
+
+def test_q2_reference_agrees_with_transformers_gguf_loader():
+    from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+
+    processor = LlamaTensorProcessor(config={"num_attention_heads": 9, "num_key_value_heads": 3})
+    for seed in range(3):
+        for case in q2.cases(seed):
+            w, n = case.args
+            # transformers' loader takes (n_head, n_kv_head) and reverses per kv head for K
+            theirs = processor._reverse_permute_weights(w.numpy(), n, n)
+            assert torch.equal(_unpermuted(w, n), torch.from_numpy(theirs)), case.describe
+
+
+def test_q2_tiny_case_by_hand():
+    w, n = q2.cases(0)[0].args  # (16, 3) arange: 2 heads of 8 rows
+    rows = _unpermuted(w, n)[:, 0].long() // 3  # each row's GGUF row number
+    # head 0: the pairs' first members (GGUF rows 0, 2, 4, 6), then the second (1, 3, 5, 7)
+    assert rows.tolist() == [0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15]
+
+
+def test_q3_reference_is_generate_and_the_real_model_continues_rome():
+    llm = _llm()
+    ids = llm.ids(PUBLIC[0][0])
+    new = _loop(llm.model, ids, PUBLIC[0][1])
+    assert llm.tokenizer.decode(new[0]).startswith(" Rome")
+    assert torch.equal(new, _generate(llm.model, ids, PUBLIC[0][1]))
+
+
+def test_q3_the_model_given_is_the_loaded_model_shared_not_copied():
+    model, ids, _ = q3.cases(0)[0].args
+    assert copy.deepcopy(model) is model
+    assert model.model.embed_tokens.weight is _llm().model.model.embed_tokens.weight
+    assert not _llm().model.model._forward_pre_hooks  # the course's model is not watched
+    assert set(POOL).isdisjoint(text for text, _ in PUBLIC)
+
+
+def test_hidden_inputs_share_no_case_with_the_public_ones():
+    for question in QUESTIONS:
+        public = {c.describe for c in question.cases(0)}
+        for seed in range(1, 6):
+            assert not public & {c.describe for c in question.cases(seed)}, question.name
+
+
+def test_checks_never_show_the_answer(capsys):
+    verdict = q3.check(lambda m, x, n: torch.zeros(1, n, dtype=torch.long))
+    assert verdict.status == FAIL and "Rome" not in verdict.message
