@@ -124,7 +124,7 @@ experiment: setup
 # it. Tens of minutes on 2 cores; EXPERIMENT_ARGS=--help lists the options (--out, --quick...).
 EXPERIMENT_ARGS ?=
 experiment-real: setup
-	$(BIN)/python -m posenc_lib.models.experiment_real $(EXPERIMENT_ARGS)
+	$(BIN)/python -m posenc_lib.analysis.ch08_experiment $(EXPERIMENT_ARGS)
 
 # Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
 # served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.

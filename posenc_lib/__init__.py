@@ -45,6 +45,8 @@ _ON_DEMAND = {
     "corpus": "posenc_lib.models.corpus",
     "load_model": "posenc_lib.models.experiment",
     "position_score_curves": "posenc_lib.analysis.ch07_extrapolation",
+    # chapter 8: the real LLM (SmolLM2-135M, converted once into a cache and loaded offline)
+    "load_smollm": "posenc_lib.models.smollm",
 }
 
 
@@ -79,6 +81,7 @@ __all__ = [
     "compare_reports",
     "integer_encoding",
     "load_model",
+    "load_smollm",
     "normalized_encoding",
     "position_report",
     "position_score_curves",

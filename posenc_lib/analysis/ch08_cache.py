@@ -97,7 +97,8 @@ def greedy_generate_with_cache(
     logits); each later step feeds the previous new token alone, at position P + step (or at
     ``step`` with ``restart_positions=True``, the bug), and appends its argmax. Only the last
     position's logits are computed (``logits_to_keep=1``), as ``generate`` does. Stops early at
-    the end-of-text token, as ``generate`` does. Runs on one CPU thread (``one_thread``).
+    the end-of-text token, as ``generate`` does. The prompt's pass uses every thread (a long
+    prompt is real work); each one-token step runs on one CPU thread (``one_thread``).
     """
     prompt = _check_ids("prompt", prompt)
     steps = validate.positive_int("n_new", n_new)
@@ -105,9 +106,9 @@ def greedy_generate_with_cache(
     stop = llm.model.generation_config.eos_token_id
     stop = set(stop if isinstance(stop, list) else [] if stop is None else [stop])
     cache = _empty_cache(llm)
+    out = llm.model(prompt, cache=cache, use_cache=True, logits_to_keep=1)  # logits (1, 1, V)
+    new = [int(out.logits[0, -1].argmax())]
     with one_thread():  # one token per call: too little work to share among threads
-        out = llm.model(prompt, cache=cache, use_cache=True, logits_to_keep=1)  # logits (1, 1, V)
-        new = [int(out.logits[0, -1].argmax())]
         for step in range(steps - 1):
             if new[-1] in stop:
                 break

@@ -1,7 +1,7 @@
 """Every dashboard of the course, by name, in one place: the classroom demo (tools/demo.py), the
 benchmarks and the tests read ``DASHBOARDS``. A new dashboard is a function in its chapter's
 module (``viz/chNN_*.py``) and one line here; the name's prefix before ":" is its chapter's key
-(``start``, ``ch01`` .. ``ch07``), which ``make demo CHAPTER=NN`` uses.
+(``start``, ``ch01`` .. ``ch08``), which ``make demo CHAPTER=NN`` uses.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from posenc_lib.viz.ch04_relative import bucket_dashboard
 from posenc_lib.viz.ch05_alibi import alibi_dashboard
 from posenc_lib.viz.ch06_rope import rope_dashboard
 from posenc_lib.viz.ch07_extrapolation import scaling_dashboard
+from posenc_lib.viz.ch08_long import long_context_dashboard
 from posenc_lib.viz.dashboard import Dashboard
 
 DASHBOARDS: dict[str, Callable[[], Dashboard]] = {
@@ -27,9 +28,10 @@ DASHBOARDS: dict[str, Callable[[], Dashboard]] = {
     "ch05: ALiBi slopes, bias and attention": alibi_dashboard,
     "ch06: rotate q and k": rope_dashboard,
     "ch07: RoPE scalings, pair by pair": scaling_dashboard,
+    "ch08: a real LLM past 8,192 tokens": long_context_dashboard,
 }
 
 
 def chapters() -> dict[str, str]:
-    """Chapter key ('start', '01' ... '07') -> the DASHBOARDS name of its dashboard."""
+    """Chapter key ('start', '01' ... '08') -> the DASHBOARDS name of its dashboard."""
     return {name.split(":", 1)[0].removeprefix("ch"): name for name in DASHBOARDS}

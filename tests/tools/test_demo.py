@@ -24,7 +24,7 @@ from tools.demo import (
     write_demos,
 )
 
-KEYS = ["start", "01", "02", "03", "04", "05", "06", "07"]
+KEYS = ["start", "01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 def test_every_dashboard_has_a_chapter_and_back():

@@ -7,7 +7,7 @@ rows, and greedy generation with your own KV-cache loop.
 
 The references are the library's (``rope_scaling.rope_inv_freq``, ``ch06_rope.convert_projection``
 and ``layout_permutation``, and chapter 8's own ``ch08_config.rope_from_config``,
-``ch08_layout.to_half_rows`` and ``ch08_long.greedy``) and transformers' ``generate``; each usual
+``ch08_layout.to_half_rows`` and ``ch08_cache.greedy_generate_with_cache``) and transformers' ``generate``; each usual
 mistake is recomputed and, when the learner's answer matches it, named. q3 hands the learner the
 real model, watched (see ``cache.py``): re-feeding the sequence or positions that do not continue
 the cache stop the answer with a sentence, in a notebook and in the grader alike.

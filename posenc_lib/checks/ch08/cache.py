@@ -134,7 +134,7 @@ class GreedyWithCache(Question):
     returns = INT_TENSOR
     references = (
         "transformers.generation.utils.GenerationMixin.generate",
-        "posenc_lib.analysis.ch08_long.greedy",
+        "posenc_lib.analysis.ch08_cache.greedy_generate_with_cache",
     )
     timeout = 10.0  # a few forward passes of a 135 M model, on one core
     slow_hint = "feed the prompt once, then one token per step with the cache."
