@@ -32,7 +32,7 @@ def published_wavelengths(wavelengths, lengths):
     return fig
 
 
-def row_sources(source, head_dim: int, heads: int = 1):
+def row_sources(source, head_dim: int, heads: int = 1, matrix: str = "k_proj"):
     """Which GGUF row each loaded row came from, for the first ``heads`` heads.
 
     source: (R,) int64 from ``ch08_layout.match_rows``: loaded row r is GGUF row source[r]. Dots
@@ -46,7 +46,7 @@ def row_sources(source, head_dim: int, heads: int = 1):
     ax.plot([0, rows - 1], [0, rows - 1], color="lightgray", linewidth=0.8, zorder=0)
     for h in range(1, heads):
         ax.axvline(h * head_dim - 0.5, color="gray", linewidth=0.6, linestyle="--")
-    ax.set(xlabel="row of q_proj as loaded (half layout)", ylabel="row in the GGUF file")
+    ax.set(xlabel=f"row of {matrix} as loaded (half layout)", ylabel="row in the GGUF file")
     ax.set_title(
         "loaded row h*64 + j*32 + i comes from GGUF row h*64 + 2i + j", fontsize=points(10)
     )
