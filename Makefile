@@ -136,7 +136,8 @@ demo: setup
 	@$(BIN)/python -m tools.demo $(CHAPTER) --port $(DEMO_PORT) $(DEMO_ARGS)
 
 # The course as a static website in build/site/ (index.html at the top; publish the folder as it
-# is): every chapter with its committed outputs and figures, exercises and solutions; offline.
+# is): every chapter with its committed outputs and figures, its dashboard live from frames drawn
+# at build time (tools/site_frames.py), exercises and solutions; offline, about 2 minutes.
 site: setup
 	$(BIN)/python -m tools.site
 

@@ -1,11 +1,14 @@
 """The course as a static website: ``make site`` (or ``python -m tools.site``) -> ``build/site/``.
 
 Every chapter's lecture, exercises and worked solutions become web pages with their committed
-outputs (figures, printed numbers, and each dashboard's still picture); nothing is re-executed, since
-nbval already proves the notebooks run. The pages are built with jupyter-book 1.x (Sphinx and
-myst-nb), offline: no launch buttons, no thebe, and MathJax served from the site itself (copied from
-the ``sphinx-mathjax-offline`` package) instead of a CDN. The folder has ``index.html`` at its top
-and can be published as it is (any static web server, or opened from disk).
+outputs (figures, printed numbers); nothing is re-executed, since nbval already proves the notebooks
+run. Each lecture's dashboard is live on the site with no kernel: its frames are drawn at build
+time by the dashboard's own code (``tools/site_frames.py``, on two processes while jupyter-book
+builds the pages) into ``dashboards/``, and the page's controls show the frame stored for the
+chosen values. The pages are built with jupyter-book 1.x (Sphinx and myst-nb), offline: no launch
+buttons, no thebe, and MathJax served from the site itself (copied from the
+``sphinx-mathjax-offline`` package) instead of a CDN. The folder has ``index.html`` at its top and
+can be published as it is (any static web server, or opened from disk).
 
 Code cells tagged ``hide-input`` (jupyter-book's tag, on cells whose only job is a figure) show
 their output under a collapsed "Show code cell source". ``make site`` on a terminal shows a tqdm
@@ -17,8 +20,8 @@ solutions page is titled as such), and ``_config.yml``, ``_toc.yml`` and the ind
 written. The index's chapter list is read from the start page's map (title, question, time,
 prerequisites), so the two cannot disagree.
 
-After the build, ``site_audit.check_site`` looks for broken links, network loads and lost figures.
-Imports nothing of the library: this is authoring, like ``authoring.py``.
+After the build, ``site_audit.check_site`` looks for broken links, network loads, lost figures and
+frames over budget. The frames import the library (``site_frames``); this module reads notebooks.
 """
 
 from __future__ import annotations
@@ -31,12 +34,13 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from tqdm.auto import tqdm
 
+from tools import site_frames
 from tools.site_audit import check_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +77,7 @@ class SiteBuild:
     pages: list[Path]
     seconds: float
     warnings: list[str]
+    frames: list = field(default_factory=list)  # site_frames.Rendered, one per live dashboard
 
 
 def course_map(root: Path = ROOT) -> list[Chapter]:
@@ -113,7 +118,9 @@ def _link_cell(chapter: Chapter, root: Path) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(f"**On this site:** {' · '.join(links)}.")
 
 
-def _stage_notebook(source: Path, target: Path, chapter: Chapter | None, root: Path) -> None:
+def _stage_notebook(
+    source: Path, target: Path, chapter: Chapter | None, root: Path, live: dict | None = None
+) -> None:
     notebook = nbformat.read(source, as_version=4)
     kind = notebook.metadata.get("posenc", {}).get("kind")
     if kind == "lecture" and chapter is not None:
@@ -125,7 +132,7 @@ def _stage_notebook(source: Path, target: Path, chapter: Chapter | None, root: P
         if cell.cell_type == "code":
             cell.source = re.sub(r"^# NBVAL_\w+[^\n]*\n?", "", cell.source, flags=re.MULTILINE)
     if kind == "lecture":
-        notebook.cells = _with_live_notes(notebook.cells, source)
+        notebook.cells = _with_live_dashboards(notebook.cells, source, live or {})
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, target)
 
@@ -137,17 +144,31 @@ LIVE_NOTE = (
 )
 
 
-def _with_live_notes(cells: list, source: Path) -> list:
-    """The cells, with a note after each dashboard: where it is live (the site has no kernel)."""
+def chapter_key(stem: str) -> str:
+    """A lecture's chapter key as the dashboard registry writes it: "start", "01" ... "08"."""
+    key = stem.split("_", 1)[0]
+    return "start" if key == "00" else key
+
+
+def _with_live_dashboards(cells: list, source: Path, live: dict) -> list:
+    """The cells, each dashboard's output made live from its frames (``live``: chapter key ->
+    ``site_frames.FramePlan``), or else followed by a note on where it is live."""
     out = []
-    key = source.stem.split("_", 1)[0]
-    key = "start" if key == "00" else key
+    key = chapter_key(source.stem)
     for cell in cells:
         out.append(cell)
         outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
-        if any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
-            note = LIVE_NOTE.format(path=f"notebooks/{source.name}", key=key)
-            out.append(nbformat.v4.new_markdown_cell(note))
+        if not any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
+            continue
+        path = f"notebooks/{source.name}"
+        if key in live:
+            page = site_frames.widget_html(live[key], path)
+            text = f"{live[key].title} (live on this page: drawn at build time)"
+            cell.outputs = [
+                nbformat.v4.new_output("display_data", data={"text/html": page, "text/plain": text})
+            ]
+        else:
+            out.append(nbformat.v4.new_markdown_cell(LIVE_NOTE.format(path=path, key=key)))
     return out
 
 
@@ -180,8 +201,9 @@ def index_page(chapters: list[Chapter], root: Path = ROOT) -> str:
             "|---|---|---|---|---|---|",
             *rows,
             "",
-            "Times include the exercises. The figures that move in JupyterLab (the dashboards) show "
-            "here as still pictures, with the control settings they were drawn at written below.",
+            "Times include the exercises. Each chapter's dashboard moves here too: its main "
+            "controls show pictures drawn when the site was built, by the course's own code; the "
+            "page says which controls need JupyterLab (`make lab`) or `make demo`.",
             "",
         ]
     )
@@ -233,10 +255,13 @@ def _toc(chapters: list[Chapter], root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def stage(source: Path, root: Path = ROOT, keys: list[str] | None = None) -> list[Chapter]:
+def stage(
+    source: Path, root: Path = ROOT, keys: list[str] | None = None, live: dict | None = None
+) -> list[Chapter]:
     """Write the book's sources into ``source``: notebooks, index, _config.yml, _toc.yml.
 
     ``keys`` ('01', '03', ...) builds a subset of the chapters (the tests use it); None: all.
+    ``live``: chapter key -> ``site_frames.FramePlan`` for the dashboards made live (None: none).
     """
     chapters = course_map(root)
     if keys is not None:
@@ -250,14 +275,13 @@ def stage(source: Path, root: Path = ROOT, keys: list[str] | None = None) -> lis
     if source.exists():
         shutil.rmtree(source)
     source.mkdir(parents=True)
-    _stage_notebook(
-        root / "notebooks" / f"{START}.ipynb", source / "notebooks" / f"{START}.ipynb", None, root
-    )
+    start = root / "notebooks" / f"{START}.ipynb"
+    _stage_notebook(start, source / "notebooks" / f"{START}.ipynb", None, root, live)
     for ch in chapters:
         for folder in ("notebooks", "exercises", "solutions"):
             path = root / folder / f"{ch.stem}.ipynb"
             if path.exists():
-                _stage_notebook(path, source / folder / path.name, ch, root)
+                _stage_notebook(path, source / folder / path.name, ch, root, live)
     (source / "index.md").write_text(index_page(chapters, root), encoding="utf-8")
     (source / "_config.yml").write_text(
         _config(["_build", "**/.ipynb_checkpoints"]), encoding="utf-8"
@@ -318,19 +342,40 @@ def build_site(
     keys: list[str] | None = None,
     root: Path = ROOT,
     progress: bool | None = None,
+    live: bool = True,
+    thin_frames: bool = False,
 ) -> SiteBuild:
     """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails.
 
     ``root``: the course folder to read (the tests build a copy); ``progress``: see
-    ``_jupyter_book``.
+    ``_jupyter_book``; ``live``: draw the dashboards' frames (on two processes, while
+    jupyter-book runs) and make each lecture's dashboard live; False: still pictures.
+    ``thin_frames``: two values of each live control only (the browser tests: same pages, fewer
+    frames).
     """
     started = time.perf_counter()
-    stage(source, root, keys)
-    code, log = _jupyter_book(source, progress)
-    html = source / "_build" / "html"
-    if code != 0 or not (html / "index.html").exists():
-        raise RuntimeError(f"jupyter-book failed (exit {code}):\n{log[-4000:]}")
+    plans = {}
+    if live:
+        wanted = None if keys is None else ["start", *keys]
+        plans = {p.key: p for p in site_frames.plans_for(wanted, thin_frames)}
+    frames_dir = source.with_name(source.name + "-frames")
+    job = None
+    if plans:
+        job = site_frames.FrameJob(list(plans.values()), frames_dir, thin=thin_frames)
+    try:
+        stage(source, root, keys, plans)
+        code, log = _jupyter_book(source, progress)
+        html = source / "_build" / "html"
+        if code != 0 or not (html / "index.html").exists():
+            raise RuntimeError(f"jupyter-book failed (exit {code}):\n{log[-4000:]}")
+        rendered = job.wait() if job is not None else []
+    except BaseException:
+        if job is not None:
+            job.cancel()
+        raise
     _copy_mathjax(html / "_static")
+    if job is not None:
+        shutil.copytree(frames_dir, html / site_frames.FOLDER, dirs_exist_ok=True)
     if out.exists():
         shutil.rmtree(out)
     shutil.copytree(html, out)
@@ -343,7 +388,7 @@ def build_site(
     warnings = [line for line in log.splitlines() if re.search(r"WARNING|ERROR", line)]
     pages = sorted(out.rglob("*.html"))
     pages = [p for p in pages if "_static" not in p.parts]
-    return SiteBuild(out, pages, time.perf_counter() - started, warnings)
+    return SiteBuild(out, pages, time.perf_counter() - started, warnings, rendered)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -353,11 +398,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", type=Path, default=SITE_DIR, help="the folder to write")
     args = parser.parse_args(argv)
-    print("==> Building the course website with jupyter-book (committed outputs, offline)")
+    print(
+        "==> Building the course website with jupyter-book (committed outputs, offline) and "
+        "drawing each dashboard's frames"
+    )
     built = build_site(args.out)
     size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
     for line in built.warnings:
         print("   ", line)
+    for r in built.frames:
+        print(
+            f"    dashboard {r.key:>5}: {r.frames:4d} frames ({r.files} files), "
+            f"{r.bytes / 1e6:.2f} MB, drawn in {r.seconds:.0f} s"
+        )
     problems = check_site(built.folder, SOURCE_DIR)
     for problem in problems:
         print("    PROBLEM:", problem)

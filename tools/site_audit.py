@@ -2,7 +2,10 @@
 
 Every local href and src must point at a file of the site; no script or stylesheet may come from
 the network (links in the text to papers may); every notebook's page must show at least as many
-pictures as the notebook has PNG outputs. ``python -m tools.site`` runs it after each build.
+pictures as the notebook has (PNG outputs, live dashboards); each live dashboard's frames
+(``dashboards/<key>/``) stay under ``DASHBOARD_BYTES`` and the whole site under ``SITE_BYTES``
+(issue 22's budgets).
+``python -m tools.site`` runs it after each build.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import nbformat
+
+DASHBOARD_BYTES = 4_000_000  # one dashboard's frames, in dashboards/<key>/
+SITE_BYTES = 60_000_000  # the whole folder
 
 
 class _References(HTMLParser):
@@ -36,9 +42,12 @@ def references(page: Path) -> list[tuple[str, str, str, str]]:
 
 
 def png_outputs(notebook: Path) -> int:
-    """How many image/png outputs a notebook's cells carry (figures and dashboard stills)."""
+    """How many pictures a notebook's cells carry: image/png outputs (figures and dashboard stills)
+    and the live dashboards the site staged in their place (an HTML output with a first frame)."""
     cells = nbformat.read(notebook, as_version=4).cells
-    return sum("image/png" in o.get("data", {}) for c in cells for o in c.get("outputs", []))
+    outputs = [o.get("data", {}) for c in cells for o in c.get("outputs", [])]
+    live = 'class="posenc-live"'
+    return sum("image/png" in data or live in data.get("text/html", "") for data in outputs)
 
 
 def check_site(folder: Path, source: Path) -> list[str]:
@@ -46,7 +55,8 @@ def check_site(folder: Path, source: Path) -> list[str]:
 
     Every local href and src must point at a file of the site; no script or stylesheet may come
     from the network (links in the text to papers may); every notebook's page must show at least
-    as many pictures (embedded, or files that exist) as the notebook has PNG outputs.
+    as many pictures (embedded, or files that exist) as the notebook has PNG outputs and live
+    dashboards; frames and site within their budgets.
     """
     problems = []
     for page in sorted(folder.rglob("*.html")):
@@ -73,4 +83,22 @@ def check_site(folder: Path, source: Path) -> list[str]:
         notebook = source / page.relative_to(folder).with_suffix(".ipynb")
         if notebook.exists() and images < (expected := png_outputs(notebook)):
             problems.append(f"{name}: {images} pictures shown, but its notebook has {expected}")
+    return problems + _over_budget(folder)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _over_budget(folder: Path) -> list[str]:
+    problems = []
+    frames = folder / "dashboards"
+    for dashboard in sorted(p for p in frames.iterdir() if p.is_dir()) if frames.is_dir() else []:
+        if (size := _size(dashboard)) > DASHBOARD_BYTES:
+            problems.append(
+                f"dashboards/{dashboard.name}: its frames take {size / 1e6:.1f} MB, over the "
+                f"{DASHBOARD_BYTES / 1e6:.0f} MB a dashboard may (tools/site_frames.py, PLANS)"
+            )
+    if (size := _size(folder)) > SITE_BYTES:
+        problems.append(f"the site takes {size / 1e6:.1f} MB, over {SITE_BYTES / 1e6:.0f} MB")
     return problems

@@ -186,6 +186,29 @@ def _shown(control) -> str:
     return f"{control.value:g}" if isinstance(control.value, float) else str(control.value)
 
 
+def choices(control) -> list[tuple[str, object]]:
+    """Every value a control can take, in order, as (label as a reader sees it, value) pairs.
+
+    Sliders give each step from min to max, dropdowns and selection sliders their options,
+    checkboxes off and on. The static website (tools/site_frames.py) renders a frame per choice.
+    """
+    if isinstance(control, W.Checkbox):
+        return [("off", False), ("on", True)]
+    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.SelectionSlider)):
+        return [(str(label), value) for label, value in control.options]
+    if isinstance(control, (W.FloatLogSlider, W.IntSlider, W.FloatSlider)):
+        count = round((control.max - control.min) / control.step) + 1
+        steps = [control.min + k * control.step for k in range(count)]  # a log slider's exponents
+        if isinstance(control, W.FloatLogSlider):
+            values = [float(f"{control.base**s:.12g}") for s in steps]
+        elif isinstance(control, W.IntSlider):
+            values = [int(s) for s in steps]
+        else:
+            values = [float(f"{s:.12g}") for s in steps]
+        return [(f"{v:g}" if isinstance(v, float) else str(v), v) for v in values]
+    raise TypeError(f"no list of values for a {type(control).__name__} control")
+
+
 def _values_to_visit(control) -> Iterator:
     if isinstance(control, W.Checkbox):
         return itertools.cycle([True, False])

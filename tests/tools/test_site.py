@@ -1,5 +1,6 @@
 """The course website: built offline from the committed notebooks, every chapter listed, every
-link resolving, every page showing its figures (dashboards as still pictures), math served locally."""
+link resolving, every page showing its figures, every dashboard live from frames drawn at build time
+(within its budget), math served locally."""
 
 import contextlib
 import io
@@ -10,8 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.site import ROOT, WIDGET_VIEW, build_site, course_map, stage
-from tools.site_audit import check_site, png_outputs, references
+from tools.site import ROOT, WIDGET_VIEW, build_site, chapter_key, course_map, stage
+from tools.site_audit import DASHBOARD_BYTES, SITE_BYTES, check_site, png_outputs, references
+from tools.site_frames import PLANS
 
 HIDDEN = '<details class="admonition hide above-input">'  # myst-nb's collapsed source, closed
 
@@ -29,6 +31,8 @@ def site(tmp_path_factory):
         built = build_site(folder / "site", folder / "src")
     size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
     print(f"\nsite: {len(built.pages)} pages, {size / 1e6:.1f} MB, built in {built.seconds:.1f} s")
+    for r in built.frames:
+        print(f"  {r.key:>5}: {r.frames} frames, {r.bytes / 1e6:.2f} MB, {r.seconds:.0f} s")
     assert errors.getvalue() == ""
     return built, folder / "src"
 
@@ -78,7 +82,7 @@ def test_each_chapter_page_links_its_exercises_and_solutions(site):
 def test_every_link_resolves_every_page_has_its_figures_nothing_loads_from_the_network(site):
     built, source = site
     assert check_site(built.folder, source) == []
-    # Every figure counted, dashboards' stills included: image/png outputs in the lecture.
+    # Every figure counted, live dashboards included: image/png outputs and live dashboards.
     counts = {p.stem: png_outputs(p) for p in sorted((source / "notebooks").glob("*.ipynb"))}
     print("pictures per lecture:", counts)
     assert all(n >= 2 for n in counts.values())
@@ -103,21 +107,33 @@ def test_the_checker_fails_a_broken_site(site, tmp_path):
     assert any("nowhere.html" in p and "missing file" in p for p in problems)
 
 
-def test_dashboards_show_their_still_picture_not_loading_widget(site):
-    built, source = site
+def test_every_dashboard_is_live_from_its_frames_within_budget(site):
+    built, _ = site
+    assert sorted(r.key for r in built.frames) == sorted(PLANS)
+    for r in built.frames:
+        assert r.errors == [], r.errors  # no setting the math refused
+        assert r.bytes < DASHBOARD_BYTES and r.files <= r.frames, r
+    size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
+    assert size < SITE_BYTES
     dashboards = 0
-    for lecture in sorted((source / "notebooks").glob("*.ipynb")):  # what the build read
+    for lecture in sorted((ROOT / "notebooks").glob("*.ipynb")):  # the committed notebooks
         cells = nbformat.read(lecture, as_version=4).cells
         outputs = [o for c in cells for o in c.get("outputs", [])]
         if not any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
             continue
         dashboards += 1
+        key = chapter_key(lecture.stem)
         page = _page(built, f"notebooks/{lecture.stem}.html")
         assert "Loading widget" not in page and WIDGET_VIEW not in page, lecture.name
         assert "jupyter-widgets" not in page, "no widget script: there is no kernel to talk to"
-        assert page.count("<img") >= png_outputs(lecture), lecture.name
-        assert "still picture" in page and f"notebooks/{lecture.name}" in page, lecture.name
+        assert page.count('class="posenc-live"') == 1, lecture.name
+        assert f'<script src="../dashboards/{key}/frames.js"></script>' in page, lecture.name
+        assert "Live on this page:" in page and f"notebooks/{lecture.name}" in page
+        assert "dashboard above is a still picture" not in page, lecture.name  # the old note
+        frames = built.folder / "dashboards" / key
+        assert len(list(frames.glob("*.webp"))) >= 8, key
     assert dashboards == len(list((ROOT / "notebooks").glob("*.ipynb")))  # one per lecture
+    assert (built.folder / "dashboards" / "posenc-live.js").is_file()
 
 
 def test_math_is_served_from_the_site_itself(site):
@@ -168,8 +184,11 @@ def test_a_cell_tagged_hide_input_is_collapsed_and_the_bar_follows_the_build(tmp
     )
     figure.metadata["tags"] = ["hide-input"]
     nbformat.write(notebook, lecture)
-    built = build_site(tmp_path / "site", tmp_path / "src", root=root, progress=True)
+    built = build_site(tmp_path / "site", tmp_path / "src", root=root, progress=True, live=False)
     page = _page(built, "notebooks/01_order_blindness.html")
+    # Without frames (live=False) a dashboard is its still picture, with where it is live.
+    assert "dashboard above is a still picture" in page and "CHAPTER=01" in page
+    assert "posenc-live" not in page and not (built.folder / "dashboards").exists()
     assert page.count(HIDDEN) == 1  # <details> without `open`: the source is collapsed
     hidden = page[page.index(HIDDEN) :]
     assert "Show code cell source" in hidden[:2000]
