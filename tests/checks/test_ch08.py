@@ -42,7 +42,8 @@ def _theta(d, base, sign=-1):
 
 
 def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, scale_one=False,
-          static_ntk=False, ignore=False, derived=False):  # fmt: skip
+          static_ntk=False, ignore=False, derived=False, no_max=False, no_round=False,
+          swap=False):  # fmt: skip
     """q1's answer, or a usual mistake."""
     rope, base0, kind, d0 = _read(config)
     if derived:
@@ -57,6 +58,8 @@ def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, sc
     elif kind == "dynamic":
         original = config["max_position_embeddings"]
         stretch = s if static_ntk else s * max(seq_len, original) / original - (s - 1)
+        if no_max:  # the stretch from seq_len itself: below 1 inside max_position_embeddings
+            stretch = s * seq_len / original - (s - 1)
         theta = _theta(d, base * stretch ** (d / (d - 2)), sign)
     elif kind == "yarn":
         original = rope.get("original_max_position_embeddings", config["max_position_embeddings"])
@@ -64,9 +67,14 @@ def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, sc
         def index(turns):
             return d * math.log(original / (turns * 2 * math.pi)) / (2 * math.log(base))
 
-        low, high = max(math.floor(index(32.0)), 0), min(math.ceil(index(1.0)), d - 1)
+        low, high = index(32.0), index(1.0)
+        if not no_round:
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
         high += 0.001 if low == high else 0
         keep = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
+        if swap:  # the ramp's ends swapped: the fast pairs divided, the slow ones kept
+            keep = 1 - keep
         theta = theta / s * (1 - keep) + theta * keep
         scale = 1.0 if scale_one else 0.1 * math.log(s) + 1
     elif kind == "llama3":
@@ -75,6 +83,19 @@ def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, sc
         blend = ((original * theta / (2 * math.pi) - low) / (high - low)).clamp(0, 1)
         theta = (1 - blend) * theta / s + blend * theta
     return theta, scale
+
+
+def _transformers_rope(config: dict, seq_len: int):
+    """transformers' (inv_freq, attention scale) for a config dict, through LlamaConfig."""
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    hf = LlamaConfig(**copy.deepcopy(config))
+    kind = hf.rope_parameters["rope_type"]
+    if kind == "default":
+        return LlamaRotaryEmbedding.compute_default_rope_parameters(hf)
+    return ROPE_INIT_FUNCTIONS[kind](hf, None, seq_len=seq_len)
 
 
 # -- q2 ----------------------------------------------------------------------------------------------
@@ -146,6 +167,84 @@ def _first_logits(model, input_ids, n_new):
     return _loop(model, input_ids, n_new, first=0)
 
 
+def _rope_with_defaults_filled(config, seq_len):
+    """q1's answer, after filling in the config's head_dim: it changes its argument in place."""
+    config.setdefault("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    return _rope(config, seq_len)
+
+
+def _rope_transformers_scaled(config, seq_len):
+    """q1's answer for unscaled configs, and transformers' ROPE_INIT_FUNCTIONS for the rest."""
+    if _read(config)[2] == "default":
+        return _rope(config, seq_len)
+    return _transformers_rope(config, seq_len)
+
+
+def _unpermute_by_transformers(w, n):
+    """q2 through transformers' GGUF loader."""
+    from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+
+    processor = LlamaTensorProcessor(config={"num_attention_heads": n, "num_key_value_heads": n})
+    return torch.from_numpy(processor._reverse_permute_weights(w.numpy(), n, n))
+
+
+def _without_cache(model, input_ids, n_new):
+    """The right positions, but no cache: each new token fed alone sees only itself."""
+    with torch.no_grad():
+        out = model(input_ids, use_cache=True)
+        token, t, tokens = out.logits[:, -1].argmax(-1, keepdim=True), input_ids.shape[1], []
+        for k in range(n_new - 1):
+            tokens.append(token)
+            out = model(token, position_ids=torch.tensor([[t + k]]))
+            token = out.logits[:, -1].argmax(-1, keepdim=True)
+    return torch.cat([*tokens, token], 1)
+
+
+def _without_positions(model, input_ids, n_new):
+    """The cache, but no position_ids: transformers numbers the token from the cache's length."""
+    with torch.no_grad():
+        out = model(input_ids, use_cache=True)
+        tokens = [out.logits[:, -1].argmax(-1, keepdim=True)]
+        for _ in range(n_new - 1):
+            out = model(tokens[-1], cache=out.cache)
+            tokens.append(out.logits[:, -1].argmax(-1, keepdim=True))
+    return torch.cat(tokens, 1)
+
+
+def _one_call_too_many(model, input_ids, n_new):
+    """n_new tokens fed after the prompt (the last one needlessly), then the first n_new kept."""
+    with torch.no_grad():
+        out = model(input_ids, use_cache=True)
+        tokens, t = [out.logits[:, -1].argmax(-1, keepdim=True)], input_ids.shape[1]
+        for k in range(n_new):
+            out = model(tokens[-1], cache=out.cache, position_ids=torch.tensor([[t + k]]))
+            tokens.append(out.logits[:, -1].argmax(-1, keepdim=True))
+    return torch.cat(tokens[:n_new], 1)
+
+
+def _prompt_twice(model, input_ids, n_new):
+    """The prompt fed once for its logits and again for its cache: one call too many."""
+    with torch.no_grad():
+        first = model(input_ids).logits[:, -1].argmax(-1, keepdim=True)
+        out = model(input_ids, use_cache=True)
+        tokens, t = [first], input_ids.shape[1]
+        for k in range(n_new - 1):
+            out = model(tokens[-1], cache=out.cache, position_ids=torch.tensor([[t + k]]))
+            tokens.append(out.logits[:, -1].argmax(-1, keepdim=True))
+    return torch.cat(tokens, 1)
+
+
+# The public prompts' greedy tokens, written down: an answer that only knows these.
+SEEN = {
+    (504, 3575, 282, 7158, 314): [7268, 30, 198, 198, 504, 4469],
+    (6403, 1980, 253, 655, 28, 665, 436, 253): [1165, 3102, 32047, 281, 260],
+}
+
+
+def _hard_coded(model, input_ids, n_new):
+    return torch.tensor([SEEN.get(tuple(input_ids[0].tolist()), [0] * n_new)[:n_new]])
+
+
 def _with_cache_again(model, input_ids, n_new):
     with torch.no_grad():
         out = model(input_ids, use_cache=True)
@@ -171,6 +270,13 @@ WRONG = {
         (lambda c, n: (_rope(c, n)[0], 0.1 * math.log(_read(c)[0].get("factor", 1.0)) + 1
                        if _read(c)[2] != "default" else 1.0), "attention scale of 'linear'"),
         (lambda c, n: (_rope(c, n)[0].repeat(2), _rope(c, n)[1]), "one per pair of dims"),
+        (lambda c, n: _rope(c, n, no_round=True), "round the correction range outwards first"),
+        (lambda c, n: _rope(c, n, swap=True), "you swapped the ramp's two ends"),
+        (lambda c, n: _rope(c, n, no_max=True),
+         "the stretch must use max(seq_len, L); below L it would be < 1"),
+        (_rope_with_defaults_filled, "`config = copy.deepcopy(config)`"),
+        (_rope_transformers_scaled, "`transformers.modeling_rope_utils._compute_linear_scaling_rope_parameters` is switched off"),
+        (_transformers_rope, "`transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters` is switched off"),
     ],
     "q2": [
         (lambda w, n: _unpermute(w, n, forward=True), "the forward permutation"),
@@ -179,6 +285,7 @@ WRONG = {
         (lambda w, n: w.clone(), "returned the rows unchanged"),
         (lambda w, n: _unpermute(w, n).T, "transposed"),
         (lambda w, n: _unpermute(w, n, dh=64), "raised RuntimeError"),
+        (_unpermute_by_transformers, "`transformers.modeling_gguf_pytorch_utils.LlamaTensorProcessor._reverse_permute_weights` is switched off"),
     ],
     "q3": [
         (lambda m, x, n: _loop(m, x, n, start=0), "position_ids restart at 0"),
@@ -190,6 +297,11 @@ WRONG = {
         (_one_short, "one short"),
         (_first_logits, "FIRST position's logits"),
         (_generate, "`transformers.generation.utils.GenerationMixin.generate` is switched off"),
+        (_without_cache, "You did not pass the cache: pass the cache the first call returned (`cache=out.cache`)"),
+        (_without_positions, "you let transformers number the new token; pass its position yourself: position_ids = [[T + k]]"),
+        (_one_call_too_many, "tokens take exactly"),
+        (_prompt_twice, "given the prompt again with no cache"),
+        (_hard_coded, "a prompt of 8 random token ids drawn afresh at each check"),
     ],
 }  # fmt: skip
 
@@ -205,10 +317,26 @@ def _gguf_rows(rows, n):
     return [h * dh + 2 * i + j for h in range(n) for j in (0, 1) for i in range(dh // 2)]
 
 
+def _old_names_flat_positions(model, input_ids, n_new):
+    """The loop with the cache's old name (past_key_values) and 1-D position_ids."""
+    with torch.no_grad():
+        out = model(input_ids=input_ids, use_cache=True)
+        tokens, t = [out.logits[0, -1].argmax()], input_ids.shape[1]
+        for k in range(n_new - 1):
+            out = model(
+                input_ids=tokens[-1].view(1, 1),
+                past_key_values=out.past_key_values,
+                position_ids=torch.tensor([t + k]),
+                use_cache=True,
+            )
+            tokens.append(out.logits[0, -1].argmax())
+    return torch.stack(tokens)[None]
+
+
 RIGHT = {  # right answers in other forms than the worked solution's: each must pass
     "q1": [lambda c, n: (_rope(c, n)[0].float(), _rope(c, n)[1])],  # float32, as transformers
     "q2": [lambda w, n: w[_gguf_rows(w.shape[0], n)]],  # the rows gathered by the index formula
-    "q3": [lambda m, x, n: _loop(m, x, n)],
+    "q3": [lambda m, x, n: _loop(m, x, n), _old_names_flat_positions],
 }  # fmt: skip
 
 
@@ -221,19 +349,6 @@ def test_right_answers_in_other_forms_pass_too(name, index):
         cases = question.cases(seed)
         verdict = question.judge(cases, question.run(fn, cases))
         assert verdict.status == PASS, (seed, verdict.message)
-
-
-def _transformers_rope(config: dict, seq_len: int):
-    """transformers' (inv_freq, attention scale) for a config dict, through LlamaConfig."""
-    from transformers import LlamaConfig
-    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
-
-    hf = LlamaConfig(**copy.deepcopy(config))
-    kind = hf.rope_parameters["rope_type"]
-    if kind == "default":
-        return LlamaRotaryEmbedding.compute_default_rope_parameters(hf)
-    return ROPE_INIT_FUNCTIONS[kind](hf, None, seq_len=seq_len)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -303,3 +418,14 @@ def test_hidden_inputs_share_no_case_with_the_public_ones():
 def test_checks_never_show_the_answer(capsys):
     verdict = q3.check(lambda m, x, n: torch.zeros(1, n, dtype=torch.long))
     assert verdict.status == FAIL and "Rome" not in verdict.message
+
+
+def test_q3_check_draws_a_new_random_prompt_each_time_and_graders_draw_from_their_seed():
+    first, second = q3.check_cases(), q3.check_cases()
+    assert [c.describe for c in first[:-1]] == [c.describe for c in q3.cases(0)]
+    assert first[-1].describe == second[-1].describe  # the same sentence: no ids in it
+    assert "random token ids" in first[-1].describe
+    assert not torch.equal(first[-1].args[1], second[-1].args[1])
+    # a grader's hidden prompt is the seed's: its two processes draw the same
+    assert torch.equal(q3.cases(3)[-1].args[1], q3.cases(3)[-1].args[1])
+    assert "random token ids" in q3.cases(3)[-1].describe

@@ -7,10 +7,13 @@ rows, and greedy generation with your own KV-cache loop.
 
 The references are the library's (``rope_scaling.rope_inv_freq``, ``ch06_rope.convert_projection``
 and ``layout_permutation``, and chapter 8's own ``ch08_config.rope_from_config``,
-``ch08_layout.to_half_rows`` and ``ch08_cache.greedy_generate_with_cache``) and transformers' ``generate``; each usual
-mistake is recomputed and, when the learner's answer matches it, named. q3 hands the learner the
-real model, watched (see ``cache.py``): re-feeding the sequence or positions that do not continue
-the cache stop the answer with a sentence, in a notebook and in the grader alike.
+``ch08_layout.to_half_rows`` and ``ch08_cache.greedy_generate_with_cache``) and transformers'
+(the functions of ``ROPE_INIT_FUNCTIONS`` and the default one, the GGUF loader's
+``_reverse_permute_weights``, ``generate``); each usual mistake is recomputed and, when the
+learner's answer matches it, named. q3 hands the learner the real model, watched (see
+``cache.py``): re-feeding the sequence, a forgotten cache, positions left to transformers or that
+do not continue the cache, or more calls than the loop needs stop the answer with a sentence, in a
+notebook and in the grader alike; each check adds a prompt of random token ids drawn afresh.
 """
 
 from __future__ import annotations

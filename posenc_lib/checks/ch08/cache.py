@@ -2,15 +2,18 @@
 
 The learner's function gets the real model (transformers' ``LlamaForCausalLM``: calling it is the
 point, not a shortcut) and must feed the prompt once, then one token per step with the cache and
-the positions that continue it. The model each case hands over is the course's loaded model
-(``load_smollm``) seen through a light copy (it shares every weight and layer) that:
+the positions that continue it, given explicitly (``position_ids``): n_new calls in all. The model
+each case hands over is the course's loaded model (``load_smollm``) seen through a light copy (it
+shares every weight and layer) that:
 - is its own ``deepcopy`` (a check copies its arguments; copying 540 MB per call is not needed), and
-- watches what each call feeds its decoder: a call that re-feeds the sequence, or gives positions
-  that do not continue the cache (restarting at 0, off by one), stops the answer with a
+- watches what each call feeds its decoder: a call that re-feeds the sequence, forgets the cache,
+  leaves the positions to transformers, gives positions that do not continue the cache (restarting
+  at 0, off by one), or goes past the n_new calls the loop needs, stops the answer with a
   sentence naming it. That is how the check, and the grader, tell a cache loop from re-feeding
   the whole sequence each step (same tokens, T times the work).
 The tokens are compared with ``model.generate(do_sample=False)`` (switched off while the answer
-runs).
+runs), up to ties (``TIE``). Besides fixed prompts, each check (``check_cases``) and each hidden
+draw has a prompt of random token ids, so an answer cannot hard-code the tokens it was shown.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import os
+import threading
 
 import torch
 
@@ -38,28 +43,66 @@ POOL = (
     "def add(a, b):\n    return",
     "A, B, C, D, E,",
 )
+# Random prompts draw token ids from FIRST_ID to the vocabulary's end (SmolLM2's special tokens are
+# ids 0 .. 16); the public check draws a new one of PUBLIC_RANDOM = (T, n_new) at every run.
+FIRST_ID = 100
+PUBLIC_RANDOM = (8, 4)
+# A token whose logit is within TIE of the largest counts as greedy's: a plain loop and generate
+# differ by a few 1e-5 (different kernels), and a random prompt may bring two logits that close.
+TIE = 1e-3
+
+
+_LOADING = threading.Lock()
 
 
 @functools.cache
-def _llm():
+def _load():
     from posenc_lib.models.smollm import load_smollm
 
     return load_smollm()
 
 
+def _llm():
+    """The course's model, loaded once per process. A grader judges submissions in threads: a
+    second load running beside a judgement would hand it tensors on the meta device."""
+    with _LOADING:
+        return _load()
+
+
 @functools.cache
 def _reference(prompt: tuple[int, ...], n_new: int) -> tuple[int, ...]:
-    """transformers' greedy continuation of ``prompt`` (n_new token ids), computed once."""
+    """transformers' greedy continuation of ``prompt`` (n_new token ids), computed once.
+
+    generate stops at an end-of-text token (a random prompt may bring one); a loop does not, so
+    greedy decoding goes on from the sequence so far until there are n_new tokens."""
     model = _llm().model
-    ids = torch.tensor([prompt])  # (1, T)
+    ends = model.generation_config.eos_token_id
+    ends = set(ends) if isinstance(ends, (list, tuple)) else {ends}
+    new: list[int] = []
     with torch.no_grad():
-        out = model.generate(
-            ids, max_new_tokens=n_new, do_sample=False, pad_token_id=model.config.eos_token_id
-        )
-    new = tuple(out[0, len(prompt) :].tolist())
-    if len(new) != n_new:  # pragma: no cover - the prompts are chosen so this never happens
-        raise RuntimeError(f"generate stopped early on {prompt}")
-    return new
+        while len(new) < n_new:
+            ids = torch.tensor([prompt + tuple(new)])  # (1, T + so far)
+            out = model.generate(
+                ids,
+                max_new_tokens=n_new - len(new),
+                do_sample=False,
+                pad_token_id=model.config.eos_token_id,
+            )
+            more = out[0, ids.shape[1] :].tolist()
+            end = next((i + 1 for i, t in enumerate(more) if t in ends), len(more))
+            new += more[:end]
+    return tuple(new)
+
+
+def _greedy_up_to_ties(prompt: tuple[int, ...], got: tuple[int, ...]) -> bool:
+    """True when each token of ``got`` has, after the prompt and the tokens before it, a logit
+    within TIE of the largest: greedy's choice, up to a near tie."""
+    if min(got) < 0 or max(got) >= _llm().model.config.vocab_size:
+        return False
+    with torch.no_grad():
+        logits = _llm().model(torch.tensor([prompt + got[:-1]])).logits[0, len(prompt) - 1 :]
+    chosen = logits.gather(1, torch.tensor(got)[:, None])[:, 0]  # (n_new,)
+    return bool((chosen >= logits.max(-1).values - TIE).all())
 
 
 @functools.cache
@@ -77,20 +120,44 @@ def _argument(args, kwargs, index, *names):
     return args[index] if len(args) > index else None
 
 
-def _watched(model, prompt_len: int):
+def _watched(model, prompt_len: int, n_new: int):
     """A light copy of ``model`` (weights and layers shared) whose decoder checks each call."""
+    calls = [0]  # the decoder's calls so far, for this case
 
     def watch(module, args, kwargs):
+        calls[0] += 1
         ids = _argument(args, kwargs, 0, "input_ids")
         embeds = kwargs.get("inputs_embeds")
         fed = ids.shape[-1] if ids is not None else embeds.shape[1]
         cache = _argument(args, kwargs, 3, "cache", "past_key_values")
         cached = int(cache.get_seq_length()) if cache is not None else 0
         stop = "the check stopped the model"
+        if calls[0] > n_new:
+            raise RuntimeError(
+                f"{stop} at its call {calls[0]}: n_new = {n_new} tokens take exactly {n_new} "
+                "calls, one on the prompt (its last logits give the first new token), then one "
+                "per later token; the last token chosen is returned, never fed"
+            )
         if cached == 0 and fed > prompt_len:
             raise RuntimeError(
                 f"{stop}, given {fed} tokens and no cache: feed the prompt once, then only the "
                 "newest token each step, with the cache the last call returned (out.cache)"
+            )
+        if calls[0] == 1 and fed < prompt_len:
+            raise RuntimeError(
+                f"{stop}: its first call got {fed} of the prompt's {prompt_len} tokens; feed the "
+                "whole prompt, (1, T), in one call with use_cache=True"
+            )
+        if calls[0] > 1 and cached == 0:
+            if fed == prompt_len:
+                raise RuntimeError(
+                    f"{stop}, given the prompt again with no cache: feed it once; the first "
+                    "call's out.cache already holds its keys and values, rotated"
+                )
+            raise RuntimeError(
+                f"{stop}, given {fed} token and no cache after the prompt's call: it would see "
+                "only itself. You did not pass the cache: pass the cache the first call returned "
+                "(`cache=out.cache`), then each step the last call's"
             )
         if cached > 0 and fed > 1:
             raise RuntimeError(
@@ -98,6 +165,12 @@ def _watched(model, prompt_len: int):
                 "the newest token; the cache holds the rest, already rotated"
             )
         positions = _argument(args, kwargs, 2, "position_ids")
+        if positions is None and calls[0] > 1:
+            raise RuntimeError(
+                f"{stop}: you let transformers number the new token; pass its position yourself: "
+                f"position_ids = [[T + k]] for the k-th token fed after the prompt (k = 0, 1, ...; "
+                f"here [[{cached}]]): positions continue the cache"
+            )
         if positions is not None:
             given = [int(p) for p in torch.as_tensor(positions).reshape(-1)[-fed:]]
             if given != list(range(cached, cached + fed)):
@@ -129,6 +202,16 @@ def _watched(model, prompt_len: int):
     return top
 
 
+def _random_case(generator, length: int, n_new: int, drawn: str) -> Case:
+    """A case whose prompt is ``length`` random token ids; its description does not show them."""
+    model = _llm().model
+    ids = torch.randint(FIRST_ID, model.config.vocab_size, (1, length), generator=generator)
+    return Case(
+        (_watched(model, length, n_new), ids, n_new),
+        f"SmolLM2-135M, a prompt of {length} random token ids {drawn}, n_new = {n_new}",
+    )
+
+
 class GreedyWithCache(Question):
     name, function, points, notebook = "q3", "greedy_generate", 3, NOTEBOOK
     returns = INT_TENSOR
@@ -145,13 +228,17 @@ class GreedyWithCache(Question):
         "already rotated by RoPE at their positions 0 .. T - 1.",
         "Each step: feed only the newest token, (1, 1), with cache=out.cache (the last call's), and "
         "position_ids=torch.tensor([[position]]): the token's own position, T for the first new "
-        "token fed, then T + 1, ... (it continues the cache; it never restarts at 0).",
+        "token fed, then T + 1, ... (it continues the cache; it never restarts at 0). Pass it on "
+        "every call after the prompt's: the check stops a call without it (transformers would "
+        "number the token from the cache's length itself; here you do).",
         "Collect the n_new chosen tokens (the first comes from the prompt's call, so the loop "
-        "feeds n_new - 1 tokens) and return torch.cat(tokens, dim=1), shape (1, n_new), inside "
-        "torch.no_grad().",
+        "feeds n_new - 1 tokens: n_new calls of the model in all, which the check counts) and "
+        "return torch.cat(tokens, dim=1), shape (1, n_new), inside torch.no_grad().",
     )
 
     def cases(self, seed=0):
+        """The fixed prompts (seed 0), or for a grader's seed a prompt of the pool and a prompt of
+        random token ids, both drawn from the seed."""
         llm = _llm()
         if seed == 0:
             specs = PUBLIC
@@ -163,11 +250,29 @@ class GreedyWithCache(Question):
             ids = llm.ids(text)  # (1, T)
             cases.append(
                 Case(
-                    (_watched(llm.model, ids.shape[1]), ids, n_new),
+                    (_watched(llm.model, ids.shape[1], n_new), ids, n_new),
                     f"SmolLM2-135M, the prompt {text!r} ({ids.shape[1]} tokens), n_new = {n_new}",
                 )
             )
+        if seed != 0:
+            length, n_new = draws.randint(6, 11, generator), draws.pick([4, 5], generator)
+            cases.append(_random_case(generator, length, n_new, "drawn from the grader's seed"))
         return cases
+
+    def check_cases(self) -> list[Case]:
+        """The check's inputs: the fixed prompts, then a prompt of random token ids drawn afresh at
+        every check (from the operating system's randomness), so that no answer can know its
+        tokens in advance. Its sentences never show the ids; a grader's draws come from its seed."""
+        generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+        return self.cases(0) + [
+            _random_case(generator, *PUBLIC_RANDOM, "drawn afresh at each check")
+        ]
+
+    def evaluate(self, fn):
+        if not callable(fn):  # no function yet, or not one: the usual sentences
+            return super().evaluate(fn)
+        cases = self.check_cases()
+        return self.judge(cases, self.run(fn, cases))
 
     def diagnose(self, case, value):
         _, ids, n_new = case.args
@@ -191,7 +296,7 @@ class GreedyWithCache(Question):
             return f"You returned {n_new + 1} tokens, one too many: return exactly n_new = {n_new}."
         if len(got) != n_new:
             return f"Return exactly n_new = {n_new} new tokens; yours has {len(got)}."
-        if got == want:
+        if got == want or _greedy_up_to_ties(prompt, got):
             return None
         if got[0] != want[0]:
             if got[0] == _first_position_token(prompt):

@@ -11,6 +11,7 @@ from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close
 from posenc_lib.checks.ch08.setting import F64, NOTEBOOK, RTOL
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.run import CHANGED_INPUT
 from posenc_lib.rope_scaling import rope_inv_freq
 
 # The keys each rope_type passes on to the library (besides factor), as in transformers.
@@ -55,6 +56,21 @@ def _frequencies(config: dict, seq_len: int, **change) -> tuple[torch.Tensor, fl
     return rope_inv_freq(head_dim, base, scaling, seq_len, dtype=F64)
 
 
+def _dynamic_without_max(config: dict, seq_len: int) -> torch.Tensor | None:
+    """Dynamic NTK's inv_freq with the stretch factor * seq_len / L - (factor - 1), without
+    max(seq_len, L): below L the stretch is under 1 (None when it is not even positive)."""
+    head_dim, base, _, rope = _read(config)
+    factor, original = float(rope["factor"]), config["max_position_embeddings"]
+    stretch = factor * seq_len / original - (factor - 1)
+    if stretch <= 0:
+        return None
+    raised = base * stretch ** (head_dim / (head_dim - 2))  # ntk_base, which wants stretch >= 1
+    try:
+        return rope_inv_freq(head_dim, raised, None, dtype=F64)[0]
+    except ValueError:  # a base below 1
+        return None
+
+
 def _config(hidden, heads, theta, max_pos, rope, *, head_dim=None, old_key=False) -> dict:
     """A config.json's fields that RoPE reads: the rope dict under the new or the old key."""
     config = {
@@ -90,6 +106,12 @@ class RopeFromConfig(Question):
     references = (
         "posenc_lib.rope_scaling.rope_inv_freq",
         "posenc_lib.analysis.ch08_config.rope_from_config",
+        # transformers' own: ROPE_INIT_FUNCTIONS holds these (and the default type's, per model)
+        "transformers.modeling_rope_utils._compute_linear_scaling_rope_parameters",
+        "transformers.modeling_rope_utils._compute_dynamic_ntk_parameters",
+        "transformers.modeling_rope_utils._compute_yarn_parameters",
+        "transformers.modeling_rope_utils._compute_llama3_parameters",
+        "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters",
     )
     title = "RoPE's frequencies and attention scale from a config.json"
     hints = (
@@ -98,10 +120,10 @@ class RopeFromConfig(Question):
         "scaling dict (rope_parameters, or the older rope_scaling; its type under 'rope_type' or "
         "the older 'type').",
         "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. linear divides every theta_i by the "
-        "factor; dynamic raises the base to base * s ** (D / (D - 2)) with "
-        "s = factor * seq_len / max_position_embeddings - (factor - 1), once seq_len is past "
-        "max_position_embeddings; yarn and llama3 blend theta_i and theta_i / factor by the pair's "
-        "wavelength (chapter 7).",
+        "factor; dynamic raises the base to base * σ ** (D / (D - 2)) with the stretch "
+        "σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings (σ = 1 up "
+        "to L); yarn and llama3 blend theta_i and theta_i / factor by the pair's wavelength "
+        "(chapter 7); yarn's ramp runs from floor(i(beta_fast)) to ceil(i(beta_slow)).",
         "The attention scale is 1 for every type but yarn, whose scale is attention_factor if "
         "given, else 0.1 * ln(factor) + 1. Return (inv_freq, scale): a (D/2,) tensor and a float.",
     )
@@ -154,8 +176,9 @@ class RopeFromConfig(Question):
                     ),
                     8192,
                 ),  # fmt: skip
-                # Dynamic inside max_position_embeddings: no stretch yet.
-                (_config(768, 12, 10000.0, 4096, {"rope_type": "dynamic", "factor": 4.0}), 1024),
+                # Dynamic inside max_position_embeddings: no stretch yet (without max(T, L) the
+                # stretch would be 2 * 3000 / 4096 - 1 = 0.46, below 1).
+                (_config(768, 12, 10000.0, 4096, {"rope_type": "dynamic", "factor": 2.0}), 3000),
             ]
         else:
             # One case per rope_type, in every draw; yarn's has a head_dim given that differs from
@@ -191,7 +214,24 @@ class RopeFromConfig(Question):
                 )
                 seq_len = max_pos * draws.pick([2, 3], generator) + draws.randint(1, 500, generator)
                 specs.append((config, seq_len))
+            # Dynamic again, inside max_position_embeddings: no stretch (without max(T, L) it would
+            # be 1 - factor * (L - T) / L, below 1 but above 0).
+            heads, head_dim = draws.pick([8, 12, 16], generator), draws.pick([64, 128], generator)
+            max_pos, factor = draws.pick([4096, 8192], generator), draws.pick([2.0, 3.0], generator)
+            rope = {"rope_type": "dynamic", "factor": factor}
+            config = _config(heads * head_dim, heads, 500000.0, max_pos, rope)
+            specs.append((config, max_pos - draws.randint(1, max_pos // 4, generator)))
         return [Case(s, _describe(*s)) for s in specs]
+
+    def _not_returned(self, outcome, where):
+        if outcome.kind == CHANGED_INPUT:  # the config: a dict of dicts (seq_len is an int)
+            name = outcome.error.strip("`") if outcome.error.startswith("`") else "config"
+            return (
+                f"`{self.function}` changed its argument {outcome.error} in place {where}: work on "
+                f"a copy, `{name} = copy.deepcopy({name})` (dict({name}) would share the inner "
+                "rope dict), or only read it (rope.get, not rope.pop)."
+            )
+        return super()._not_returned(outcome, where)
 
     def diagnose(self, case, value):
         config, seq_len = case.args
@@ -228,10 +268,20 @@ class RopeFromConfig(Question):
                 (dict(scaling=None), f"you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies."),
                 (dict(base=10000.0), f"you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling)."),
                 (dict(scaling={"rope_type": "linear", "factor": factor}), f"you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7)."),
-                (dict(scaling={"rope_type": "ntk", "factor": factor}), "you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch s = factor * seq_len / max_position_embeddings - (factor - 1), and only once seq_len is past max_position_embeddings."),
+                (dict(scaling={"rope_type": "ntk", "factor": factor}), "you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings: 1 up to L."),
             ]  # fmt: skip
             if rope_type == "dynamic":
-                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), "you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes s = factor * seq_len / max_position_embeddings - (factor - 1), which is 1 at max_position_embeddings."))  # fmt: skip
+                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), "you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, which is 1 at L."))  # fmt: skip
+                without_max = _dynamic_without_max(config, seq_len)
+                if without_max is not None and not close(without_max, want, rtol=RTOL, atol=0.0):
+                    mistakes.append((dict(inv_freq=without_max), "the stretch must use max(seq_len, L); below L it would be < 1: σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, is 1 (no scaling) until seq_len passes L."))  # fmt: skip
+            if rope_type == "yarn":
+                yarn = _scaling(config, rope_type, rope)
+                default, _ = _frequencies(config, seq_len, scaling=None)
+                mistakes += [
+                    (dict(scaling=dict(yarn, truncate=False)), "your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow); round the correction range outwards first, as transformers does: low = floor(i(beta_fast)), high = ceil(i(beta_slow))."),
+                    (dict(inv_freq=default + default / factor - want), "you swapped the ramp's two ends: fast pairs (i < low) keep theta_i, slow ones (i > high) get theta_i / factor: theta_i * ramp_i + theta_i / factor * (1 - ramp_i), the ramp going from 1 down to 0."),
+                ]  # fmt: skip
             if rope_type in ("yarn", "llama3"):
                 original = _scaling(config, rope_type, rope)["original_max_position_embeddings"]
                 changed = dict(
@@ -248,7 +298,9 @@ class RopeFromConfig(Question):
 
             def matches(change):
                 try:
-                    wrong, _ = _frequencies(config, seq_len, **change)
+                    wrong = change.get("inv_freq")
+                    if wrong is None:
+                        wrong, _ = _frequencies(config, seq_len, **change)
                 except ValueError:
                     return False
                 return close(freq, wrong, rtol=RTOL, atol=0.0)

@@ -70,6 +70,8 @@ class UnpermuteGguf(Question):
         "posenc_lib.analysis.ch06_rope.convert_projection",
         "posenc_lib.analysis.ch06_rope.layout_permutation",
         "posenc_lib.analysis.ch08_layout.to_half_rows",
+        # transformers' GGUF loader's own un-permute
+        "transformers.modeling_gguf_pytorch_utils.LlamaTensorProcessor._reverse_permute_weights",
     )
     title = "Un-permute GGUF's query and key rows"
     hints = (
