@@ -144,7 +144,9 @@ class Grader:
             "scratch": scratch,
             # Chapter 8's converted model, read by the child (whose HOME is its scratch folder).
             "model_cache": str(cache_dir().parent),
-            "memory_bytes": self.memory_bytes,
+            # A chapter whose checks run a model of the library's own (chapter 8's LLM) adds that
+            # model's memory to the limit: --memory-mb stays what the learner's code may take.
+            "memory_bytes": self.memory_bytes + getattr(module, "LIBRARY_MEMORY_MB", 0) * 2**20,
             "cpu_seconds": int(self.timeout) + 5,
             "cell_seconds": min(_sandbox.CELL_SECONDS, self.timeout / 3),
         }
