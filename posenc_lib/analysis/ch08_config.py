@@ -193,6 +193,10 @@ def rope_settings(config: Mapping) -> tuple[float, dict | None]:
         )
     if rope_type == "default":
         return float(theta), None
+    if rope_type == "dynamic":
+        # transformers' dynamic NTK stretches past max_position_embeddings, whatever
+        # original_max_position_embeddings says (modeling_rope_utils._compute_dynamic_ntk_parameters).
+        params.pop("original_max_position_embeddings", None)
     needs_length = "original_max_position_embeddings" in ROPE_SCALING[rope_type][1]
     if needs_length and "original_max_position_embeddings" not in params:
         if config.get("max_position_embeddings") is None:

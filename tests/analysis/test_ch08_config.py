@@ -21,6 +21,12 @@ SMOLLM = next(e.config for e in PUBLISHED_ROPE if e.model == "SmolLM2-135M")
 SCALINGS = {
     "linear": {"rope_type": "linear", "factor": 4.0},
     "dynamic": {"rope_type": "dynamic", "factor": 2.0},
+    # transformers' dynamic NTK reads max_position_embeddings and ignores this field
+    "dynamic-original": {
+        "rope_type": "dynamic",
+        "factor": 2.0,
+        "original_max_position_embeddings": 2048,
+    },
     "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048},
     "yarn-defaults": {"rope_type": "yarn", "factor": 2.0},  # L from max_position_embeddings
     "yarn-old-key": {"type": "yarn", "factor": 2.0, "beta_fast": 16.0},  # transformers 4's "type"

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from posenc_lib.analysis.ch08_config import head_dim_of, rope_settings
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close, same_number
 from posenc_lib.checks.ch08.setting import F64, NOTEBOOK, RTOL
@@ -14,45 +15,22 @@ from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import CHANGED_INPUT
 from posenc_lib.rope_scaling import rope_inv_freq
 
+
 # The keys each rope_type passes on to the library (besides factor), as in transformers.
-_EXTRA = {
-    "yarn": ("beta_fast", "beta_slow", "attention_factor"),
-    "llama3": ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
-
-
 def _read(config: dict) -> tuple[int, float, str, dict]:
-    """(head_dim, base, rope_type, the rope dict) read from a config dict as transformers does."""
-    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
-    base = float(rope.get("rope_theta", config.get("rope_theta", 10000.0)))
-    rope_type = rope.get("rope_type", rope.get("type", "default"))
-    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    return int(head_dim), base, rope_type, rope
-
-
-def _scaling(config: dict, rope_type: str, rope: dict, *, original=None) -> dict | None:
-    """The library's scaling dict for this config (``original``: dynamic's length, if changed)."""
-    if rope_type == "default":
-        return None
-    scaling = {"rope_type": rope_type, "factor": float(rope["factor"])}
-    if rope_type == "dynamic":  # transformers stretches past max_position_embeddings
-        scaling["original_max_position_embeddings"] = original or config["max_position_embeddings"]
-    if rope_type == "yarn":
-        scaling["original_max_position_embeddings"] = rope.get(
-            "original_max_position_embeddings", config["max_position_embeddings"]
-        )
-    for key in _EXTRA.get(rope_type, ()):
-        if rope.get(key) is not None:
-            scaling[key] = rope[key]
-    return scaling
+    """(head_dim, base, rope_type, scaling in ``rope_inv_freq``'s form, {} for none), read from a
+    config dict as transformers does: by ``ch08_config``, the one home of that reading."""
+    base, scaling = rope_settings(config)
+    scaling = scaling or {}
+    return head_dim_of(config), base, scaling.get("rope_type", "default"), scaling
 
 
 def _frequencies(config: dict, seq_len: int, **change) -> tuple[torch.Tensor, float]:
     """(inv_freq (D/2,) float64, attention scale) for the config; ``change`` gives a usual mistake:
     head_dim, base, rope_type, scaling (a library dict, or None for none)."""
-    head_dim, base, rope_type, rope = _read(config)
+    head_dim, base, _, rope = _read(config)
     head_dim, base = change.get("head_dim", head_dim), change.get("base", base)
-    scaling = change["scaling"] if "scaling" in change else _scaling(config, rope_type, rope)
+    scaling = change["scaling"] if "scaling" in change else (rope or None)
     return rope_inv_freq(head_dim, base, scaling, seq_len, dtype=F64)
 
 
@@ -276,17 +254,16 @@ class RopeFromConfig(Question):
                 if without_max is not None and not close(without_max, want, rtol=RTOL, atol=0.0):
                     mistakes.append((dict(inv_freq=without_max), "the stretch must use max(seq_len, L); below L it would be < 1: σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, is 1 (no scaling) until seq_len passes L."))  # fmt: skip
             if rope_type == "yarn":
-                yarn = _scaling(config, rope_type, rope)
+                yarn = rope
                 default, _ = _frequencies(config, seq_len, scaling=None)
                 mistakes += [
                     (dict(scaling=dict(yarn, truncate=False)), "your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow); round the correction range outwards first, as transformers does: low = floor(i(beta_fast)), high = ceil(i(beta_slow))."),
                     (dict(inv_freq=default + default / factor - want), "you swapped the ramp's two ends: fast pairs (i < low) keep theta_i, slow ones (i > high) get theta_i / factor: theta_i * ramp_i + theta_i / factor * (1 - ramp_i), the ramp going from 1 down to 0."),
                 ]  # fmt: skip
             if rope_type in ("yarn", "llama3"):
-                original = _scaling(config, rope_type, rope)["original_max_position_embeddings"]
+                original = rope["original_max_position_embeddings"]
                 changed = dict(
-                    _scaling(config, rope_type, rope),
-                    original_max_position_embeddings=config["max_position_embeddings"],
+                    rope, original_max_position_embeddings=config["max_position_embeddings"]
                 )
                 if original != config["max_position_embeddings"]:
                     mistakes.append((dict(scaling=changed), f"you used max_position_embeddings ({config['max_position_embeddings']}) as the original context; {rope_type} blends by the pretraining length original_max_position_embeddings ({original})."))  # fmt: skip
