@@ -125,6 +125,29 @@ def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float3
     return torch.block_diag(*blocks).to(dtype)  # (D, D)
 
 
+def interpolate_table(table, n_rows) -> torch.Tensor:
+    """A (T, D) table stretched (or shrunk) to ``n_rows`` rows by linear interpolation.
+
+    New row r sits at old position r (T - 1) / (n_rows - 1): the first and last rows are kept
+    exactly and every row between is a blend of its two nearest old rows: the learned-table
+    counterpart of Position Interpolation (Chen et al. 2023, arXiv:2306.15595), which squeezes the
+    positions of a longer text into the range the model was trained on. (T, D) -> (n_rows, D).
+    """
+    validate.float_tensor("table", table, min_rank=2, max_rank=2, shape_hint="(T, D)")
+    n_old = table.shape[0]
+    n = validate.positive_int("n_rows", n_rows)
+    if n_old < 2 or n < 2:
+        raise ValueError(
+            f"interpolation needs at least 2 rows on each side (the table has {n_old}, n_rows is {n}): "
+            "the first and last rows fix the ends."
+        )
+    validate.table_size("the interpolated table", n, table.shape[1])
+    where = torch.linspace(0, n_old - 1, n, dtype=torch.float64, device=table.device)  # (n,)
+    low = where.floor().long().clamp(max=n_old - 2)  # (n,)
+    frac = (where - low).to(table.dtype)[:, None]  # (n, 1), 1 exactly at the last row
+    return table[low] * (1 - frac) + table[low + 1] * frac  # (n, D)
+
+
 class LearnedPositionalEmbedding(nn.Module):
     """A trainable table with one row per position 0 .. max_len - 1 (BERT, GPT-2).
 

@@ -24,6 +24,24 @@ def causal_mask(n_positions, *, device=None) -> torch.Tensor:
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
+def sliding_window_mask(n_positions, window, *, device=None) -> torch.Tensor:
+    """True where a causal query i must not see key j under local attention: j > i (the future)
+    or j <= i - window (more than ``window - 1`` tokens back). (T, T).
+
+    Each query sees the last ``window`` tokens, itself included (Longformer's sliding window,
+    Beltagy et al. 2020, arXiv:2004.05150, section 3.1 and Figure 2b; here one-sided, as a causal
+    model needs).
+    With window >= T it is ``causal_mask(T)``.
+    """
+    n = validate.positive_int("n_positions", n_positions)
+    w = validate.positive_int(
+        "window", window, "a query sees the last `window` tokens, itself included"
+    )
+    validate.table_size("the sliding-window mask", n, n)
+    ones = torch.ones(n, n, dtype=torch.bool, device=device)
+    return ones.triu(diagonal=1) | ones.tril(diagonal=-w)
+
+
 def _validate_inputs(x, projections, bias, causal) -> None:
     """Shapes and dtypes of self_attention's inputs, each mistake named in a sentence."""
     validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, D)")

@@ -165,3 +165,39 @@ def apply_rope(x, cos, sin, style="half"):
     """
     _validate_rope_inputs(x, cos, sin, style)
     return _Rotation.apply(x, cos.to(x.dtype), sin.to(x.dtype), style)
+
+
+def rope_2d_cos_sin(rows, cols, inv_freq, style="half"):
+    """cos and sin for 2-D (axial) RoPE on a grid of image patches: each patch at (row, column).
+
+    The first half of each head's pairs turn with the patch's row, the second half with its
+    column, both at the frequencies ``inv_freq`` (D/4,), so D = 4 * len(inv_freq). The score of
+    a query at (r, c) and a key at (r', c') then depends on (r - r', c - c') only. This is the
+    vision tower of Qwen2-VL (Wang et al. 2024, arXiv:2409.12191, "2D-RoPE" in the
+    ViT, as transformers implements it: ``Qwen2VLVisionRotaryEmbedding``, rows first, with inv_freq =
+    ``rope_inv_freq(D // 2, base)``), and RoPE-Axial of Heo et al. 2024 ("Rotary Position
+    Embedding for Vision Transformer", arXiv:2403.13298; ``compute_axial_cis`` in
+    github.com/naver-ai/rope-vit, base 100, interleaved): that one is
+    ``rope_2d_cos_sin(cols, rows, ..., style="interleaved")``, columns first.
+
+    rows, cols: tensors (..., T) of one shape (a patch's row and column; fractional allowed).
+    inv_freq: (D/4,), e.g. ``rope_inv_freq(D // 2, base)[0]``. Returns (cos, sin), each
+    (..., T, D) in inv_freq's dtype, laid out for ``style``: pass them to ``apply_rope``.
+    """
+    for name, value in (("rows", rows), ("cols", cols)):
+        validate.tensor(name, value, min_rank=1, shape_hint="(..., T)")
+        if value.dtype == torch.bool or value.dtype.is_complex:
+            raise ValueError(f"{name} must be real numbers, got dtype {value.dtype}.")
+    if rows.shape != cols.shape:
+        raise ValueError(
+            f"rows has shape {tuple(rows.shape)} but cols has {tuple(cols.shape)}; give one row "
+            "and one column per patch."
+        )
+    cos_r, sin_r = rope_cos_sin(rows, inv_freq, style=style)  # (..., T, D/2) each
+    cos_c, sin_c = rope_cos_sin(cols, inv_freq, style=style)  # (..., T, D/2) each
+    if style == "interleaved":  # pairs (2i, 2i + 1): the row pairs, then the column pairs
+        return torch.cat((cos_r, cos_c), -1), torch.cat((sin_r, sin_c), -1)  # (..., T, D)
+    quarter = inv_freq.shape[-1]  # "half": pair i is (i, i + D/2); each table is [f, f]
+    cos = torch.cat((cos_r[..., :quarter], cos_c[..., :quarter]), -1)  # (..., T, D/2)
+    sin = torch.cat((sin_r[..., :quarter], sin_c[..., :quarter]), -1)  # (..., T, D/2)
+    return torch.cat((cos, cos), -1), torch.cat((sin, sin), -1)  # (..., T, D)

@@ -236,3 +236,101 @@ def reference_ratio(table: dict, method: str, multiple: float) -> float:
     raise ValueError(
         f"{multiple:g} L = {target:g} is outside the lengths the table has for {method!r}."
     )
+
+
+# -- comparisons that survive the spread over training seeds ------------------------------------
+
+
+def seed_values(results: dict, row: str, length: int) -> list:
+    """Every seed's perplexity of ``row`` at ``length`` (None where the model cannot run)."""
+    rows = results["rows"]
+    if row not in rows:
+        raise ValueError(f"no row {row!r} in the results; there are {list(rows)}.")
+    key = str(length)
+    if key not in rows[row]["seeds"]:
+        raise ValueError(
+            f"row {row!r} was not evaluated at T = {length}; lengths: {results['lengths']}."
+        )
+    return rows[row]["seeds"][key]
+
+
+def seed_verdict(results: dict, a: str, b: str, length: int, paired: bool = False) -> str:
+    """How row ``a`` compares with row ``b`` at ``length``, over the training seeds.
+
+    Unpaired (two models trained apart): "lower" if every seed of ``a`` is below every seed of
+    ``b``, "higher" if every one is above, "overlap" if their ranges overlap (the difference does
+    not survive the spread). Paired (``a`` is ``b``'s own model changed at evaluation, or
+    fine-tuned from it, seed by seed): "lower" or "higher" if seed i of ``a`` is below (above)
+    seed i of ``b`` for every i, "same" if equal in every seed, "mixed" otherwise.
+    "n/a" if either cannot run there.
+    """
+    va, vb = seed_values(results, a, length), seed_values(results, b, length)
+    if None in va or None in vb:
+        return "n/a"
+    if paired:
+        if va == vb:
+            return "same"
+        if all(x < y for x, y in zip(va, vb, strict=True)):
+            return "lower"
+        if all(x > y for x, y in zip(va, vb, strict=True)):
+            return "higher"
+        return "mixed"
+    if max(va) < min(vb):
+        return "lower"
+    if min(va) > max(vb):
+        return "higher"
+    return "overlap"
+
+
+def seed_ratios(results: dict, row: str, multiple: int) -> list:
+    """Each seed's perplexity at ``multiple`` L divided by its own perplexity at L."""
+    train_len = results["L"]
+    at_l = seed_values(results, row, train_len)
+    far = seed_values(results, row, multiple * train_len)
+    return [None if f is None else f / a for f, a in zip(far, at_l, strict=True)]
+
+
+def describe(results: dict, row: str, length: int) -> str:
+    """'mean [min, max]' of a row at a length, as the chapter prints it ('-' if it cannot run)."""
+    values = seed_values(results, row, length)
+    if None in values:
+        return "-"
+    return f"{sum(values) / len(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def ranking(results: dict, rows, length: int) -> str:
+    """The rows from best to worst by mean perplexity at ``length``, joined by "<" where every
+    seed of the better row beats every seed of the next one and by "~" where their ranges
+    overlap (the order between them is not settled by three seeds). Rows that cannot run there
+    are left out."""
+    runnable = [r for r in rows if None not in seed_values(results, r, length)]
+    if not runnable:
+        raise ValueError(f"none of {list(rows)} runs at T = {length}.")
+    means = {r: results["rows"][r]["ppl"][str(length)] for r in runnable}
+    ordered = sorted(runnable, key=means.get)
+    text = ordered[0]
+    for better, worse in zip(ordered, ordered[1:], strict=False):
+        sign = "<" if seed_verdict(results, better, worse, length) == "lower" else "~"
+        text += f" {sign} {worse}"
+    return text
+
+
+def growth_report(results: dict, rows, multiple: int = 8) -> str:
+    """What chapter 7 measured about extrapolation, for the chapters that make a claim about it:
+    each row's perplexity at ``multiple`` L divided by its own at L (mean of the seeds, [lowest,
+    highest]), then the rows ranked at ``multiple`` L (see ``ranking``)."""
+    n = len(results["seeds"])
+    lines = [f"chapter 7's small models, trained at L = {results['L']}, {n} seeds each:"]
+    for row in rows:
+        ratios = seed_ratios(results, row, multiple)
+        if None in ratios:
+            lines.append(f"  {row:<20} cannot run at {multiple}L")
+            continue
+        mean = sum(ratios) / len(ratios)
+        lines.append(
+            f"  {row:<20} perplexity at {multiple}L / at L = {mean:.2f} "
+            f"[{min(ratios):.2f}, {max(ratios):.2f}]"
+        )
+    ranked = ranking(results, rows, multiple * results["L"])
+    lines.append(f"  best to worst at {multiple}L: {ranked}")
+    return "\n".join(lines)

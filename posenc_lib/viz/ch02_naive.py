@@ -321,3 +321,25 @@ def row_similarity(cosines, row: int):
     ax.set_title(f"how much does each row resemble row {row}?")
     ax.legend(fontsize=8, loc="upper right")
     return fig
+
+
+def decay_curves(curves, marks=(1, 10, 100)):
+    """Long-range decay, read as chapter 6 reads RoPE's: each table's similarity curve
+    c_k = mean_t cos(PE_t, PE_{t+k}) against the offset k (log scale), up to half its length.
+
+    curves: label -> (T,) the curve from offset 0 (``learned_table.cosine_by_offset``); marks:
+    offsets drawn as dotted lines. Returns the figure.
+    """
+    fig = new_figure(6.4, 3.2)
+    ax = fig.subplots()
+    for index, (label, values) in enumerate(curves.items()):
+        values = to_numpy(values)[: len(values) // 2 + 1]  # offsets 0 .. T // 2
+        style = "--" if index % 2 else "-"  # dashed every other line: equal curves both show
+        ax.plot(range(1, len(values)), values[1:], style, label=label, linewidth=1.0)
+    for k in marks:
+        ax.axvline(k, color="gray", linestyle=":", linewidth=0.8)
+    ax.axhline(0, color="gray", linewidth=0.8)
+    ax.set(xscale="log", xlabel="offset k (log scale)", ylabel="mean cos(PE_t, PE_t+k)")
+    ax.set(ylim=(-0.5, 1.05), title="does a position's likeness fade with distance?")
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    return fig

@@ -58,7 +58,7 @@ class ScalingPlot:
         ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title("perplexity; grey: RoPE, --: tuned", fontsize=points(9))
+        ax_p.set_title("perplexity (mean of seeds); grey: RoPE, --: tuned", fontsize=points(9))
         self._method = None
         self.update(view)
 
@@ -173,6 +173,9 @@ METHOD_COLOURS = {
     "t5": "tab:green",
     "alibi": "tab:blue",
     "rope": "tab:red",
+    "sinusoidal-scaled": "tab:orange",
+    "learned-scaled": "tab:brown",
+    "rope-randomized": "tab:purple",
 }
 LENGTH_LABELS = ["L", "2L", "4L", "8L"]
 
@@ -346,4 +349,34 @@ def forward_times(rounds, middle):
     )  # fmt: skip
     ax.set(xlabel="ms per forward pass, 512 characters (bars: range of the rounds)")
     ax.set_title(f"this machine, one thread, {len(rounds[names[0]])} rounds", fontsize=10)
+    return fig
+
+
+def seed_bands(results: dict, panels: dict):
+    """Perplexity against the evaluation length, one panel per comparison: each row's mean over
+    the training seeds as a line, and its lowest to highest seed as a band (log scale).
+
+    results: the experiment's results (``rows`` with "ppl", "min", "max" per length);
+    panels: panel title -> list of row names. Rows that cannot run at a length stop there.
+    Returns the figure.
+    """
+    fig = new_figure(3.0 * len(panels) + 0.6, 2.7)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    lengths, train_len = results["lengths"], results["L"]
+    palette = ["tab:orange", "tab:blue", "tab:green", "tab:red", "tab:purple", "0.4"]
+    for ax, (title, rows) in zip(axes, panels.items(), strict=True):
+        for k, name in enumerate(rows):
+            row = results["rows"][name]
+            known = [t for t in lengths if row["ppl"][str(t)] is not None]
+            x = [t / train_len for t in known]
+            colour = palette[k % len(palette)]
+            ax.plot(x, [row["ppl"][str(t)] for t in known], "o-", color=colour, markersize=3,
+                    label=name, linewidth=1.2)  # fmt: skip
+            ax.fill_between(x, [row["min"][str(t)] for t in known],
+                            [row["max"][str(t)] for t in known], color=colour, alpha=0.2)  # fmt: skip
+        ax.set(xscale="log", yscale="log", xlabel="evaluation length / L", title=title)
+        ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
+        ax.minorticks_off()
+        ax.legend(fontsize=6.5, loc="upper left")
+    axes[0].set_ylabel(f"perplexity ({len(results['seeds'])} seeds: mean, min-max band)")
     return fig

@@ -158,3 +158,77 @@ def test_the_alibi_papers_tables_are_shipped_and_read():
         ch07_extrapolation.reference_ratio(table, "rope", 2)
     with pytest.raises(ValueError, match="outside the lengths"):
         ch07_extrapolation.reference_ratio(table, "t5bias", 30)
+
+
+# -- comparisons over seeds ----------------------------------------------------------------------
+
+
+def _results(rows):
+    """A results dict with the given rows: name -> list of per-seed perplexities at T = 64."""
+    out = {"L": 64, "lengths": [64], "seeds": [0, 1, 2], "rows": {}}
+    for name, values in rows.items():
+        known = [v for v in values if v is not None]
+        out["rows"][name] = {
+            "seeds": {"64": values},
+            "ppl": {"64": sum(known) / len(known) if known else None},
+        }
+    return out
+
+
+def test_a_difference_counts_only_when_every_seed_agrees():
+    from posenc_lib.analysis.ch07_extrapolation import describe, ranking, seed_verdict
+
+    r = _results(
+        {"a": [2.0, 2.1, 2.2], "b": [2.3, 2.4, 2.5], "c": [2.15, 2.6, 2.7], "d": [None] * 3}
+    )
+    assert seed_verdict(r, "a", "b", 64) == "lower" and seed_verdict(r, "b", "a", 64) == "higher"
+    assert seed_verdict(r, "a", "c", 64) == "overlap"  # c's best seed beats a's worst
+    assert seed_verdict(r, "b", "c", 64) == "overlap"
+    assert seed_verdict(r, "a", "d", 64) == "n/a"
+    assert ranking(r, ["c", "b", "a", "d"], 64) == "a < b ~ c"
+    assert describe(r, "a", 64) == "2.10 [2.00, 2.20]" and describe(r, "d", 64) == "-"
+    # touching ranges are not separated: the lower must be strictly below every seed of the other
+    touching = _results({"a": [2.0, 2.3], "b": [2.3, 2.4]})
+    assert seed_verdict(touching, "a", "b", 64) == "overlap"
+
+
+def test_a_paired_verdict_compares_each_seed_with_its_own():
+    from posenc_lib.analysis.ch07_extrapolation import seed_verdict
+
+    # a changed model (b's own seed, scaled at evaluation): lower seed by seed, ranges overlapping
+    r = _results(
+        {"b": [2.0, 3.0, 4.0], "a": [1.9, 2.9, 3.9], "c": [2.1, 2.9, 4.1], "d": [2.0, 3.0, 4.0]}
+    )
+    assert seed_verdict(r, "a", "b", 64) == "overlap"
+    assert seed_verdict(r, "a", "b", 64, paired=True) == "lower"
+    assert seed_verdict(r, "b", "a", 64, paired=True) == "higher"
+    assert seed_verdict(r, "c", "b", 64, paired=True) == "mixed"
+    assert seed_verdict(r, "d", "b", 64, paired=True) == "same"
+
+
+def test_asking_for_a_row_or_length_the_results_lack_gets_a_sentence():
+    from posenc_lib.analysis.ch07_extrapolation import seed_values
+
+    r = _results({"a": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="no row 'b'"):
+        seed_values(r, "b", 64)
+    with pytest.raises(ValueError, match="not evaluated at T = 128"):
+        seed_values(r, "a", 128)
+
+
+def test_the_growth_report_divides_each_seed_by_its_own_perplexity_at_l():
+    from posenc_lib.analysis.ch07_extrapolation import growth_report
+
+    r = {
+        "L": 64, "lengths": [64, 512], "seeds": [0, 1],
+        "rows": {
+            "a": {"seeds": {"64": [2.0, 4.0], "512": [4.0, 4.0]}, "ppl": {"64": 3.0, "512": 4.0}},
+            "b": {"seeds": {"64": [2.0, 2.0], "512": [9.0, 10.0]}, "ppl": {"64": 2.0, "512": 9.5}},
+            "c": {"seeds": {"64": [2.0, 2.0], "512": [None, None]}, "ppl": {"64": 2.0, "512": None}},
+        },
+    }  # fmt: skip
+    text = growth_report(r, ["a", "b", "c"])
+    assert "a                    perplexity at 8L / at L = 1.50 [1.00, 2.00]" in text
+    assert "b                    perplexity at 8L / at L = 4.75 [4.50, 5.00]" in text
+    assert "c                    cannot run at 8L" in text
+    assert text.endswith("best to worst at 8L: a < b")

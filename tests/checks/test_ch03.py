@@ -11,7 +11,7 @@ from conftest import answer_functions
 
 from posenc_lib.analysis.ch03_sinusoid import confusion
 from posenc_lib.checks import FAIL, PASS, Case
-from posenc_lib.checks.ch03 import QUESTIONS, q1, q2, q3, q4
+from posenc_lib.checks.ch03 import QUESTIONS, q1, q2, q3, q4, q5
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "03_sinusoidal.ipynb")
@@ -134,6 +134,12 @@ def _float32_answer(n, d, c):
             return float(base)
 
 
+def _four(wq, pq, wk, pk, cross=None, dim=0):
+    """The four terms word.word, word.pos, pos.word, pos.pos, with a learner's cross terms."""
+    word_pos, pos_word = cross(wq, pq, wk, pk) if cross else (wq @ pk.T, pq @ wk.T)
+    return torch.stack((wq @ wk.T, word_pos, pos_word, pq @ pk.T), dim=dim)
+
+
 WRONG = {
     "q1": [
         (lambda n, d, b: _pe(n, d, b, swap=True), "swapped"),
@@ -198,10 +204,27 @@ WRONG = {
         (_bisected, "not always safer"),
         (_smallest(lambda n, d, b: _ok(min(n, 1001), d, b)), "before the last offset"),  # k <= 1000
     ],
+    "q5": [
+        (lambda wq, pq, wk, pk: torch.stack((wq @ wk.T, wq @ pk.T, pq @ pk.T)), "forget a cross term"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, lambda *a: (0 * (wq @ pk.T), 0 * (pq @ wk.T))), "concatenated vectors"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, lambda *a: (wq @ pk.T, 0 * (pq @ wk.T))), "pos . word term is 0"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, lambda *a: (pq @ wk.T, wq @ pk.T)), "in each other's place"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, lambda *a: (wq @ pk.T, wq @ pk.T)), "the same one twice"),
+        (lambda wq, pq, wk, pk: _four(wk, pk, wq, pq), "swapped the query and the key"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk).transpose(1, 2), "transposed"),
+        (lambda wq, pq, wk, pk: torch.stack((wq @ wk, wq @ pk, pq @ wk, pq @ pk)), "without transposing"),
+        (lambda wq, pq, wk, pk: torch.stack([(q * k).sum(-1) for q, k in ((wq, wk), (wq, pk), (pq, wk), (pq, pk))]), "row-wise product"),
+        (lambda wq, pq, wk, pk: (wq + pq) @ (wk + pk).T, "whole score"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, dim=-1), "last axis"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk) / wq.shape[1] ** 0.5, "divided by sqrt(D)"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk, lambda *a: (wq @ pq.T, pk @ wk.T)), "its own side"),
+        (lambda wq, pq, wk, pk: tuple(_four(wq, pq, wk, pk)), "Return one tensor"),
+        (lambda wq, pq, wk, pk: _four(wq, pq, wk, pk) + torch.eye(4)[3][:, None, None], "term 3 (pos . pos)"),
+    ],
 }  # fmt: skip
 
 
-globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
+globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=12))
 
 
 def test_hidden_inputs_share_no_case_with_the_public_ones():
@@ -211,8 +234,8 @@ def test_hidden_inputs_share_no_case_with_the_public_ones():
             assert not public & {c.describe for c in question.cases(seed)}, question.name
 
 
-def test_points_add_up_to_ten():
-    assert sum(q.points for q in QUESTIONS) == 10
+def test_points_add_up_to_twelve():
+    assert sum(q.points for q in QUESTIONS) == 12
 
 
 def test_checks_never_show_the_answer(capsys):
@@ -292,3 +315,24 @@ def test_q4_catches_an_answer_that_does_not_sort_on_public_and_hidden_inputs(cap
             n, d, candidates = c.args
             working = [b for b in candidates if confusion(n, d, b).first_offset is None]
             assert working[0] != min(working)
+
+
+def test_q5_every_draw_has_a_square_case_with_t_equal_to_d_and_one_with_more_keys(capsys):
+    # The square case (Tq = Tk = D, never 4, the number of terms) lets a missing transpose and a
+    # row-wise product return a value the check names; the second case tells the rows from the
+    # columns by shape; the third uses random positions and longer words.
+    for seed in range(6):
+        square, wide, random_positions = q5.cases(seed)
+        tq, d = square.args[0].shape
+        assert tq == square.args[2].shape[0] == d != 4
+        assert wide.args[0].shape[0] < wide.args[2].shape[0]
+        assert "random position vectors" in random_positions.describe
+
+
+def test_q5_terms_add_up_to_the_score_of_the_sums(capsys):
+    # The worked answer's four terms add up to (w + p) . (w' + p'), on public and hidden inputs.
+    for seed in range(3):
+        for case in q5.cases(seed):
+            wq, pq, wk, pk = case.args
+            terms = SOLUTIONS["score_terms"](*case.args)
+            torch.testing.assert_close(terms.sum(0), (wq + pq) @ (wk + pk).T, rtol=1e-5, atol=1e-5)

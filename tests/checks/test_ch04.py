@@ -10,7 +10,7 @@ from chapter_checks import standard_tests
 from conftest import answer_functions
 
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch04 import QUESTIONS, q1, q2, q3, q4
+from posenc_lib.checks.ch04 import QUESTIONS, q1, q2, q3, q4, q5
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "04_relative_bias.ipynb")
@@ -92,6 +92,20 @@ def _pairs(q, k, table, clip):
     return k[None, :, :] + table[offsets.clamp(-clip, clip) + clip]  # (T, T, d): forgot q_i .
 
 
+# q5: cross-attention with one slip each.
+def _cross(dec, enc, w_q, w_k, w_v, scale=None, dim=-1, causal=False, weights_only=False,
+           from_encoder=False, values=None):  # fmt: skip
+    if from_encoder:  # queries from the encoder, keys and values from the decoder
+        dec, enc = enc, dec
+    q, k = dec @ w_q, enc @ w_k
+    v = enc @ (w_v if values is None else values)
+    logits = q @ k.T / (math.sqrt(q.shape[-1]) if scale is None else scale(q, dec))
+    if causal:
+        logits = logits.masked_fill(torch.ones_like(logits).triu(1).bool(), float("-inf"))
+    weights = torch.softmax(logits, dim=dim)
+    return weights if weights_only else weights @ v
+
+
 WRONG = {
     "q1": [
         (lambda m: _spread(m, key="i + j"), "anti-diagonals"),
@@ -157,6 +171,20 @@ WRONG = {
         (lambda t, f, q, k: _bias(t, f, q, k).squeeze(), "should have shape"),  # q_len = 1 lost
         (lambda t, f, q, k: _bias(t, lambda o: _buckets(o, False, t.shape[0], 128), q, k), "use the `bucket_fn` you are given"),
     ],
+    "q5": [
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: 1.0), "not scaled"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: q.shape[-1]), "divided by d_k"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: math.sqrt(x.shape[-1])), "model width D"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, dim=0), "runs over the decoder tokens"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, causal=True), "causal mask"),
+        (lambda d, e, q, k, v: _cross(d, e, k, q, v), "swapped w_q and w_k"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, from_encoder=True), "one row per encoder token"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, weights_only=True), "those are the attention weights"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, values=k), "not @ w_k"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v).T, "transposed"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v) + 0.01, "right shape but not the right values"),
+        (lambda d, e, q, k, v: (_cross(d, e, q, k, v), None), "tuple"),
+    ],
 }  # fmt: skip
 
 
@@ -167,7 +195,7 @@ globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("name", ["q2", "q3", "q4"])
+@pytest.mark.parametrize("name", ["q2", "q3", "q4", "q5"])
 def test_the_main_mistakes_are_named_on_hidden_inputs_too(name, seed):
     question = BY_NAME[name]
     cases = question.cases(seed)
@@ -195,7 +223,7 @@ def test_cases_are_the_same_in_every_process():
 
 
 def test_points_add_up_to_ten_and_sentences_never_show_the_answer(capsys):
-    assert q1.points + q2.points + q3.points + q4.points == 10
+    assert q1.points + q2.points + q3.points + q4.points + q5.points == 10
     verdict = q3.check(lambda r, b, n, m: _buckets(r, b, n, m).clamp(max=n - 2))
     assert "[" not in verdict.message  # no list of bucket ids
 
@@ -262,3 +290,28 @@ def test_the_causal_slip_is_named_on_hidden_inputs(capsys):
         cases = q3.cases(seed)
         verdict = q3.judge(cases, q3.run(causal_abs, cases))
         assert verdict.status == FAIL and "has distance 0, bucket 0" in verdict.message, seed
+
+
+def test_cross_attention_ignores_the_order_of_the_encoder_rows(capsys):
+    # The lecture's point, on the question's own inputs: the right answer is a set function of
+    # the encoder's rows, so a reversed encoder_x passes, and reversing the decoder's rows does not.
+    dec, enc, w_q, w_k, w_v = q5.cases(0)[0].args
+    right = _cross(dec, enc, w_q, w_k, w_v)
+    assert torch.allclose(_cross(dec, enc.flip(0), w_q, w_k, w_v), right, atol=1e-12)
+    assert not torch.allclose(_cross(dec.flip(0), enc, w_q, w_k, w_v), right)
+
+
+def test_hidden_cross_attention_shapes_tell_every_slip_apart():
+    # T_enc > T_dec, and d_v < d_k < D with T_dec > d_v: every shape slip shows as a shape, and
+    # scaling by sqrt(D) differs from sqrt(d_k).
+    for seed in range(1, 21):
+        for case in q5.cases(seed):
+            dec, enc, w_q, _, w_v = case.args
+            n_dec, n_enc, d, d_k, d_v = (
+                dec.shape[0],
+                enc.shape[0],
+                dec.shape[1],
+                w_q.shape[1],
+                w_v.shape[1],
+            )
+            assert n_enc > n_dec > d_v and d > d_k > d_v >= 1, case.describe

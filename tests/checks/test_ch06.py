@@ -1,6 +1,7 @@
 """Chapter 6's exercise checks: right answers pass, stubs are "not attempted", and every known
 wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from chapter_checks import standard_tests
 from conftest import answer_functions
 
 from posenc_lib.checks import PASS
-from posenc_lib.checks.ch06 import QUESTIONS, q1, q3, q4
+from posenc_lib.checks.ch06 import QUESTIONS, q1, q3, q4, q5
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "06_rope.ipynb")
@@ -192,7 +193,26 @@ WRONG = {
         (lambda wq, wk, h, t: (_columns(wq, h, t)[:, :-1], _columns(wk, h, t)), "shape"),
         (lambda wq, wk, h, t: (_strided(wq, h, t), _strided(wk, h, t)), "h, h + H, h + 2H"),
     ],
+    "q5": [
+        (lambda length, d: float(length), "the rule \"base > context\""),
+        (lambda length, d: _base(length, d, circle=1.0), "left out the 2 pi"),
+        (lambda length, d: _base(length, d, circle=1 / (2 * math.pi)), "multiplied by 2 pi"),
+        (lambda length, d: _base(length, d, circle=math.pi), "you used pi"),
+        (lambda length, d: length / (2 * math.pi), "(pair i = D/2)"),
+        (lambda length, d: _base(length, d, power=(d - 2) / d), "exponent is upside down"),
+        (lambda length, d: _base(length, d, power=d / 2), "you used pair 1"),
+        (lambda length, d: _base(length, d, power=(d // 2) / (d // 2 - 2)), "D/2 where D belongs"),
+        (lambda length, d: 2 * math.pi * length ** ((d - 2) / d), "slowest wavelength of base = L"),
+        (lambda length, d: _base(length, d) * 1.001, "turns exactly once"),
+        (lambda length, d: 10 * float(length), "larger than the context length"),
+        (lambda length, d: [_base(length, d)], "one number"),
+    ],
 }  # fmt: skip
+
+
+def _base(length, d, *, circle=2 * math.pi, power=None):
+    """(L / circle) ** power, power D / (D - 2) unless given: the answer or a usual mistake."""
+    return (length / circle) ** (d / (d - 2) if power is None else power)
 
 
 globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
@@ -201,7 +221,7 @@ globals().update(standard_tests(QUESTIONS, SOLUTIONS, STUBS, WRONG, points=10))
 @pytest.mark.parametrize("question", QUESTIONS, ids=lambda q: q.name)
 def test_the_library_agrees_with_the_worked_solutions(question):
     # The check's reference is the library; the solutions notebook is written without it.
-    from posenc_lib.analysis import ch06_rope
+    from posenc_lib.analysis import ch06_beyond, ch06_rope
 
     for case in question.cases(3):
         got = SOLUTIONS[question.function](*case.args)
@@ -214,6 +234,8 @@ def test_the_library_agrees_with_the_worked_solutions(question):
             assert got == pytest.approx(
                 float(ch06_rope.decay_bound([case.args[0]], *case.args[1:])[0])
             )
+        elif question is q5:
+            assert got == pytest.approx(ch06_beyond.smallest_base(*case.args), rel=1e-12)
         elif question is q4:
             w_q, w_k, heads, target = case.args
             fixed = ch06_rope.convert_projection(w_q, heads, OTHER[target], target)

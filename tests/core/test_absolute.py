@@ -197,3 +197,42 @@ def test_tables_honour_dtype_and_are_float32_by_default():
 def test_bad_input_gets_a_sentence(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# -- stretching a table by linear interpolation ---------------------------------------------------
+
+
+def test_an_interpolated_table_keeps_both_ends_and_blends_between():
+    from posenc_lib.absolute import interpolate_table
+
+    table = torch.randn(64, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    for rows in (128, 256, 512, 65):
+        stretched = interpolate_table(table, rows)
+        assert stretched.shape == (rows, 8) and stretched.dtype == table.dtype
+        assert torch.equal(stretched[0], table[0]) and torch.equal(stretched[-1], table[-1])
+    doubled = interpolate_table(table[:3], 5)  # rows at old positions 0, 0.5, 1, 1.5, 2
+    expected = torch.stack(
+        [table[0], (table[0] + table[1]) / 2, table[1], (table[1] + table[2]) / 2, table[2]]
+    )
+    assert torch.allclose(doubled, expected, atol=1e-15)
+    assert torch.equal(interpolate_table(table, 64), table)  # the same length: the same table
+
+
+def test_a_linear_ramp_stays_a_ramp_when_stretched():
+    from posenc_lib.absolute import interpolate_table
+
+    ramp = torch.arange(64, dtype=torch.float64)[:, None].repeat(1, 2)  # row t = (t, t)
+    stretched = interpolate_table(ramp, 253)
+    expected = torch.linspace(0, 63, 253, dtype=torch.float64)[:, None].repeat(1, 2)
+    assert torch.allclose(stretched, expected, atol=1e-12)
+
+
+def test_interpolation_refuses_tables_it_cannot_stretch():
+    from posenc_lib.absolute import interpolate_table
+
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        interpolate_table(torch.zeros(1, 4), 8)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        interpolate_table(torch.zeros(4, 4), 1)
+    with pytest.raises(ValueError, match="table"):
+        interpolate_table(torch.zeros(4), 8)

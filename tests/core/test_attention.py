@@ -150,3 +150,32 @@ def test_bad_input_gets_a_sentence(args, message):
     call = list(args) + defaults[len(args) :]
     with pytest.raises(ValueError, match=message):
         self_attention(*call)
+
+
+# -- the sliding-window mask --------------------------------------------------------------------
+
+
+def test_a_window_as_long_as_the_text_is_the_causal_mask():
+    from posenc_lib.attention import sliding_window_mask
+
+    assert torch.equal(sliding_window_mask(7, 7), causal_mask(7))
+    assert torch.equal(sliding_window_mask(7, 100), causal_mask(7))
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 5])
+def test_each_query_sees_exactly_the_last_window_tokens_itself_included(window):
+    from posenc_lib.attention import sliding_window_mask
+
+    mask = sliding_window_mask(9, window)  # (9, 9), True = hidden
+    for i in range(9):
+        visible = [j for j in range(9) if not mask[i, j]]
+        assert visible == list(range(max(0, i - window + 1), i + 1)), (i, visible)
+
+
+def test_a_bad_window_gets_a_sentence():
+    from posenc_lib.attention import sliding_window_mask
+
+    with pytest.raises(ValueError, match="window"):
+        sliding_window_mask(5, 0)
+    with pytest.raises(ValueError, match="window"):
+        sliding_window_mask(5, 2.5)

@@ -1,94 +1,126 @@
-"""The committed experiment (posenc_lib/data/extrapolation/) meets chapter 7's targets, and its
-checkpoints reproduce the committed perplexities: the chapter's numbers come from these files."""
+"""The committed experiment (posenc_lib/data/extrapolation/) holds every row chapter 7 prints, from
+three seeds, and its checkpoints reproduce the committed perplexities: the chapter's numbers come
+from these files."""
 
 import pytest
 
 from posenc_lib.models import corpus
-from posenc_lib.models.experiment import DATA, SETTINGS, L, load_model, perplexity
+from posenc_lib.models.experiment import (
+    DATA,
+    FINETUNE_FACTOR,
+    SCALINGS,
+    SEEDS,
+    SETTINGS,
+    VARIANTS,
+    L,
+    load_model,
+    perplexity,
+    summarize,
+)
 from posenc_lib.models.results import load_results
-from posenc_lib.models.tinylm import POSITIONS
 
 RESULTS = load_results()
+ROWS = RESULTS["rows"]
 PPL = {name: entry["ppl"] for name, entry in RESULTS["methods"].items()}
-CHECKPOINTS = [*POSITIONS, "rope-linear-finetuned", "rope-yarn-finetuned", "rope-default-finetuned"]
+LENGTHS = ("64", "128", "256", "512")
+CHECKPOINTS = [*VARIANTS, "rope-linear-finetuned", "rope-yarn-finetuned", "rope-default-finetuned"]
 # The scaling each fine-tuned checkpoint was trained with (the checkpoint does not carry it).
 FINETUNE_SCALING = {
-    "linear": {"rope_type": "linear", "factor": 4.0},
-    "yarn": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": L},
+    "linear": SCALINGS["linear"](FINETUNE_FACTOR),
+    "yarn": SCALINGS["yarn"](FINETUNE_FACTOR),
     "default": None,  # the control: plain RoPE, the same steps on the same texts
 }
+# Every row chapter 7 prints or draws (its table, section 1b, section 4, section 5, the closing table).
+PRINTED_ROWS = [
+    *VARIANTS,
+    *(f"rope, {t} s={s}" for t in ("linear", "ntk", "yarn") for s in (2, 4, 8)),
+    "rope, dynamic",
+    *(f"rope, {name} fine-tuned at 4L" for name in FINETUNE_SCALING),
+    "rope, window L",
+    "alibi, window L",
+    "learned, interpolated",
+    "learned-scaled, interpolated",
+    "learned, interpolated + fine-tuned",
+    "learned-scaled, interpolated + fine-tuned",
+]
 
 
-def test_every_method_was_trained_at_L_and_evaluated_at_L_to_8L():
+def test_every_printed_row_has_three_seeds_at_every_length():
     assert RESULTS["L"] == L == 64 and RESULTS["lengths"] == [64, 128, 256, 512]
-    assert set(RESULTS["methods"]) == set(POSITIONS)
+    assert RESULTS["seeds"] == list(SEEDS) == [0, 1, 2]
+    assert set(PRINTED_ROWS) <= set(ROWS)
+    for name in PRINTED_ROWS:
+        row = ROWS[name]
+        for t in LENGTHS:
+            values = row["seeds"][t]
+            assert len(values) == 3, (name, t)
+            if name in ("learned", "learned-scaled") and t != "64":
+                assert values == [None] * 3 and row["ppl"][t] is None
+                continue
+            assert all(v is not None and 1 < v < 51 * 50 for v in values), (name, t, values)
+            assert row["min"][t] <= row["ppl"][t] <= row["max"][t]
+
+
+def test_the_rows_are_the_summary_of_the_seeds_runs_and_the_sections_hold_the_means():
+    assert summarize(RESULTS["runs"]) == ROWS
+    for name in VARIANTS:
+        assert PPL[name] == ROWS[name]["ppl"]
+    assert RESULTS["scaled"]["ntk"]["4"] == ROWS["rope, ntk s=4"]["ppl"]
+    assert RESULTS["finetuned"]["yarn"]["ppl"] == ROWS["rope, yarn fine-tuned at 4L"]["ppl"]
+
+
+def test_the_settings_are_the_ones_the_code_uses_now():
+    assert RESULTS["settings"] == SETTINGS
     assert RESULTS["settings"]["finetune_steps"] <= 200
+    assert set(RESULTS["runs"]["0"]["methods"]) == set(VARIANTS)
 
 
-def test_the_learned_table_cannot_run_past_L_and_says_so():
-    learned = RESULTS["methods"]["learned"]
-    assert learned["ppl"]["64"] is not None
-    for length in ("128", "256", "512"):
-        assert learned["ppl"][length] is None
-        assert "past the end of this learned table" in learned["errors"][length]
+def test_the_learned_tables_cannot_run_past_l_and_say_so():
+    for name in ("learned", "learned-scaled"):
+        entry = RESULTS["methods"][name]
+        for length in ("128", "256", "512"):
+            assert "past the end of this learned table" in entry["errors"][length]
 
 
-def test_sinusoidal_is_at_least_twice_as_bad_at_4L():
-    assert PPL["sinusoidal"]["256"] >= 2 * PPL["sinusoidal"]["64"]
+def test_dynamic_ntk_is_plain_rope_up_to_l_in_every_seed():
+    assert ROWS["rope, dynamic"]["seeds"]["64"] == ROWS["rope"]["seeds"]["64"]
 
 
-def test_plain_rope_degrades_past_L():
-    rope = PPL["rope"]
-    assert rope["128"] > rope["64"] and rope["512"] > rope["64"]
+def test_a_window_of_l_changes_nothing_at_l():
+    for name in ("rope", "alibi"):
+        assert ROWS[f"{name}, window L"]["seeds"]["64"] == ROWS[name]["seeds"]["64"]
 
 
-def test_alibi_at_8L_is_within_5_percent_of_its_perplexity_at_L_or_below():
-    assert PPL["alibi"]["512"] <= 1.05 * PPL["alibi"]["64"]
+def test_a_stretched_table_is_the_table_itself_at_l():
+    for name in ("learned", "learned-scaled"):
+        assert ROWS[f"{name}, interpolated"]["seeds"]["64"] == ROWS[name]["seeds"]["64"]
 
 
-@pytest.mark.parametrize("method", ["linear", "yarn"])
-def test_rope_fine_tuned_at_4L_is_within_10_percent_of_the_base_model_at_L(method):
-    assert RESULTS["finetuned"][method]["ppl"]["256"] <= 1.10 * PPL["rope"]["64"]
-
-
-def test_every_scaling_was_evaluated_at_2L_4L_and_8L_beside_plain_rope():
-    scaled = RESULTS["scaled"]
-    assert set(scaled) == {"linear", "ntk", "yarn", "dynamic"}
-    for family in scaled.values():
-        for curve in family.values():
-            assert all(curve[str(t)] is not None for t in (128, 256, 512))
-    # dynamic NTK is plain RoPE up to L
-    assert scaled["dynamic"]["1"]["64"] == PPL["rope"]["64"]
-
-
-def test_the_control_fine_tune_ran_beside_the_scaled_ones_and_is_scored_at_every_length():
-    tuned = RESULTS["finetuned"]
-    assert set(tuned) == set(FINETUNE_SCALING)
-    for entry in tuned.values():
-        assert all(entry["ppl"][str(t)] is not None for t in RESULTS["lengths"])
-    # the control improves on the base model past L: fine-tuning alone buys something
-    assert tuned["default"]["ppl"]["256"] < PPL["rope"]["256"]
+def test_randomized_positions_are_the_plain_positions_at_8l_where_the_range_ends():
+    # The range is 0..8L-1, so a text of 8L tokens gets every position: nothing random is left.
+    assert VARIANTS["rope-randomized"]["random_positions"] == 8 * L
 
 
 @pytest.fixture(scope="module")
 def validation():
-    # The experiment's own validation tokens (the same call as extrapolation.run).
+    # The experiment's own validation tokens (the same call as the experiment's).
     return corpus.split("validation", SETTINGS["eval_tokens"] * 2)
 
 
 @pytest.mark.parametrize("name", CHECKPOINTS)
-def test_each_checkpoint_loads_and_reproduces_its_perplexity_at_L(name, validation):
+def test_each_checkpoint_loads_and_reproduces_seed_0s_perplexity_at_l(name, validation):
     model = load_model(name)
-    if name.startswith("rope-"):  # fine-tuned, with the scaling it was trained with
+    seed0 = RESULTS["runs"]["0"]
+    if name.startswith("rope-") and name.endswith("-finetuned"):
         method = name.split("-")[1]
         model.set_rope_scaling(FINETUNE_SCALING[method])
-        committed = RESULTS["finetuned"][method]["ppl"]["64"]
+        committed = seed0["finetuned"][method]["ppl"]["64"]
     else:
-        committed = PPL[name]["64"]
+        committed = seed0["methods"][name]["ppl"]["64"]
     measured = perplexity(model, validation, L)
     assert measured == pytest.approx(committed, rel=0.01)  # float16 weights, float32 maths
 
 
 def test_checkpoints_are_small():
     sizes = [p.stat().st_size for p in DATA.glob("*.pt")]
-    assert len(sizes) == len(CHECKPOINTS) and sum(sizes) < 8_000_000
+    assert len(sizes) == len(CHECKPOINTS) and sum(sizes) < 7_500_000

@@ -141,7 +141,7 @@ def test_a_few_training_steps_lower_the_loss_for_every_method(tmp_path):
         steps=40, batch=8, lr=3e-3, warmup=5, train_chars=30_000, eval_tokens=1024,
         finetune_steps=3, finetune_lr=1e-3, finetune_batch=2, factors=[2],
     )  # fmt: skip
-    results = run(tmp_path, settings, save=True, methods=("alibi", "rope"))
+    results = run(tmp_path, settings, seeds=(0,), variants=("alibi", "rope"))
     for entry in results["methods"].values():
         assert entry["train_loss"] < math.log(51) - 0.5
         assert all(v is not None and v < 51 for v in entry["ppl"].values())
@@ -198,11 +198,12 @@ def test_the_experiment_evaluates_at_l_to_8l_and_fine_tunes_at_4l(tmp_path, monk
         steps=2, batch=2, lr=1e-3, warmup=1, train_chars=20_000, eval_tokens=600,
         finetune_steps=1, finetune_lr=1e-3, finetune_batch=1, factors=[2],
     )  # fmt: skip
-    results = ex.run(tmp_path, settings, save=False, methods=("rope",))
+    results = ex.run(None, settings, seeds=(0,), variants=("rope",))
     assert results["lengths"] == [64, 128, 256, 512]
     assert seen[0] == (64, None)
     tuned = {(length, (s or {}).get("rope_type")) for length, s in seen[1:]}
     assert tuned == {(256, "linear"), (256, "yarn"), (256, None)}
+    assert all(model_length == 256 for model_length, _ in seen[1:])
     plain = results["methods"]["rope"]["ppl"]
     assert results["scaled"]["linear"]["2"] != plain  # the scaling was really applied
 
@@ -217,8 +218,185 @@ def test_training_shows_a_tqdm_bar_per_job_on_stderr_and_none_in_a_pipe(capsys):
         steps=3, batch=2, lr=1e-3, warmup=1, train_chars=20_000, eval_tokens=600,
         finetune_steps=1, finetune_lr=1e-3, finetune_batch=1, factors=[2],
     )  # fmt: skip
-    ex.run(settings=settings, save=False, methods=("alibi",), progress=True)
+    ex.run(settings=settings, seeds=(0,), variants=("t5",), progress=True)
     printed, errors = capsys.readouterr()
-    assert printed == "" and "train alibi" in errors and "3/3" in errors
-    ex.run(settings=settings, save=False, methods=("alibi",))  # None: pytest's stderr is no tty
+    assert printed == "" and "train t5" in errors and "3/3" in errors
+    ex.run(settings=settings, seeds=(0,), variants=("t5",))  # None: pytest's stderr is no tty
     assert capsys.readouterr() == ("", "")
+
+
+# -- the experiment's fairness settings: scaled embeddings, randomized positions, windows, tables ---
+
+
+def test_scaled_embeddings_start_at_unit_size_and_the_control_at_gpt2s():
+    scaled, control = _model("sinusoidal", embed_scale=True), _model("sinusoidal")
+    ids = torch.arange(51)[None]
+    assert scaled.embed_multiplier == pytest.approx(math.sqrt(32)) and control.embed_multiplier == 1
+    words = scaled.embed(ids) * scaled.embed_multiplier  # (1, 51, 32)
+    assert (
+        0.8 < float(words.detach().std()) < 1.2
+    )  # N(0, 1/D) * sqrt(D): about 1, as big as a sinusoid
+    assert 0.015 < float(control.embed.weight.detach().std()) < 0.025
+    learned = _model("learned", embed_scale=True).learned.weight
+    assert (
+        0.8 / math.sqrt(32) < float(learned.detach().std()) < 1.2 / math.sqrt(32)
+    )  # fairseq's N(0, 1/D)
+    # the same seed draws the same numbers: the control's init is the scaled one's, shrunk
+    ratio = control.embed.weight / scaled.embed.weight
+    assert torch.allclose(ratio, torch.full_like(ratio, 0.02 * math.sqrt(32)), rtol=1e-4)
+
+
+def test_the_multiplier_is_applied_in_forward_and_in_the_analysed_weights():
+    model = _model("sinusoidal", embed_scale=True)
+    ids = torch.randint(0, 51, (1, 10), generator=torch.Generator().manual_seed(2))
+    logits = model(ids)
+    model.embed_multiplier = 1.0  # the same weights without the multiplier
+    assert not torch.allclose(model(ids), logits, atol=1e-3)
+
+
+def test_randomized_positions_differ_per_text_and_repeat_after_a_reseed():
+    model = _model("rope", random_positions=64)
+    ids = torch.randint(0, 51, (3, 12), generator=torch.Generator().manual_seed(1))
+    model.reseed_positions(5)
+    first = model(ids)
+    again = model(ids)
+    assert not torch.allclose(first, again, atol=1e-4)  # new positions on every call
+    model.reseed_positions(5)
+    assert torch.equal(model(ids), first)
+    same_text = ids[:1].expand(3, 12)
+    out = model(same_text)
+    assert not torch.allclose(out[0], out[1], atol=1e-4)  # one draw per text of the batch
+
+
+def test_randomized_positions_over_the_whole_range_are_plain_rope():
+    model = _model("rope", random_positions=16)  # max_len 16: at T = 16 every position is drawn
+    plain = _model("rope")
+    plain.load_state_dict(model.state_dict())
+    ids = torch.randint(0, 51, (2, 16), generator=torch.Generator().manual_seed(4))
+    assert torch.allclose(model(ids), plain(ids), atol=1e-5)
+
+
+def test_sliding_window_hides_keys_further_back_than_the_window():
+    for position in ("rope", "alibi", "t5", "none"):
+        model = _model(position)
+        ids = torch.randint(0, 51, (1, 12), generator=torch.Generator().manual_seed(3))
+        full = model.attention_weights(ids)
+        model.set_window(4)
+        weights = model.attention_weights(ids)  # (1, H, 12, 12)
+        for i in range(12):
+            assert float(weights[0, :, i, : max(0, i - 3)].abs().sum()) == 0.0
+            assert torch.allclose(weights[0, :, i].sum(-1), torch.ones(2), atol=1e-5)
+        assert torch.allclose(
+            weights[..., :4, :], full[..., :4, :], atol=1e-6
+        )  # short rows: as before
+        model.set_window(None)
+        assert torch.allclose(model.attention_weights(ids), full, atol=1e-6)
+
+
+def test_a_stretched_learned_table_runs_past_its_rows_and_keeps_its_ends():
+    from posenc_lib.absolute import interpolate_table
+
+    model = _model("learned")  # 16 rows
+    ids = torch.randint(0, 51, (1, 40), generator=torch.Generator().manual_seed(6))
+    with pytest.raises(ValueError, match="past the end"):
+        model(ids)
+    model.set_table_stretch(True)
+    added, _, _ = model.position_inputs(40)
+    table = model.learned.weight.detach()
+    assert torch.equal(added[0], table[0]) and torch.allclose(added[-1], table[-1], atol=1e-7)
+    assert torch.allclose(added, interpolate_table(table, 40))
+    assert model(ids).shape == (1, 40, 51)
+    short, _, _ = model.position_inputs(10)  # within the table: its own rows, not stretched
+    assert torch.equal(short, table[:10])
+    model.resize_learned_table(64)
+    assert model.learned.weight.shape == (64, 32) and model.learned.weight.requires_grad
+    assert torch.equal(model.learned.weight[0].detach(), table[0])
+    with pytest.raises(ValueError, match="no learned table"):
+        _model("rope").set_table_stretch(True)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"position": "alibi", "random_positions": 64}, "position='rope' only"),
+        ({"position": "rope", "random_positions": 8}, "must be at least max_len"),
+        ({"position": "rope", "embed_scale": "yes"}, "embed_scale"),
+    ],
+)
+def test_bad_fairness_settings_get_a_sentence(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        LMConfig(**(SMALL | overrides))
+
+
+TINY = dict(
+    steps=3, batch=2, lr=1e-3, warmup=1, train_chars=20_000, eval_tokens=600,
+    finetune_steps=1, finetune_lr=1e-3, finetune_batch=1, factors=[2], window=64,
+)  # fmt: skip
+
+
+def test_the_experiment_keeps_every_seed_and_summarises_each_row():
+    import posenc_lib.models.experiment as ex
+
+    results = ex.run(None, TINY, seeds=(0, 1), variants=("learned-scaled", "alibi"))
+    assert results["seeds"] == [0, 1] and set(results["runs"]) == {"0", "1"}
+    rows = results["rows"]
+    assert set(rows) == {
+        "learned-scaled", "alibi", "alibi, window L", "learned-scaled, interpolated",
+        "learned-scaled, interpolated + fine-tuned",
+    }  # fmt: skip
+    for name, row in rows.items():
+        for t in map(str, results["lengths"]):
+            values = row["seeds"][t]
+            if values[0] is None:  # the table itself past L: None in every seed, never averaged
+                assert name == "learned-scaled" and row["ppl"][t] is None
+                continue
+            assert row["min"][t] == min(values) and row["max"][t] == max(values)
+            assert row["ppl"][t] == pytest.approx(sum(values) / 2, abs=1e-4)
+    assert rows["alibi"]["seeds"]["64"][0] != rows["alibi"]["seeds"]["64"][1]  # seeds differ
+    assert results["methods"]["alibi"]["ppl"] == rows["alibi"]["ppl"]  # the means, one layout
+    assert ex.summarize(results["runs"]) == rows
+    text = ex.table(results)
+    assert "mean of 2 seeds [min, max]" in text and "learned-scaled, interpolated" in text
+
+
+def test_seed_zero_of_a_run_is_the_same_whichever_seeds_run_beside_it():
+    import posenc_lib.models.experiment as ex
+
+    alone = ex.run(None, TINY, seeds=(0,), variants=("rope-randomized",))
+    together = ex.run(None, TINY, seeds=(1, 0), variants=("rope-randomized",))
+    for key in ("ppl", "train_loss"):
+        assert (
+            together["runs"]["0"]["methods"]["rope-randomized"][key]
+            == (alone["runs"]["0"]["methods"]["rope-randomized"][key])
+        )
+
+
+def test_the_experiment_will_not_overwrite_the_committed_results_unless_asked(tmp_path):
+    import posenc_lib.models.experiment as ex
+
+    with pytest.raises(ValueError, match="committed results"):
+        ex.run(ex.DATA, TINY, seeds=(0,), variants=("none",))
+    with pytest.raises(ValueError, match="unknown variants"):
+        ex.run(None, TINY, variants=("rope-ntk",))
+    results = ex.run(tmp_path / "new", TINY, seeds=(0, 1), variants=("none",))
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["none.pt", "results.json"]
+    assert results["runs"]["1"]["methods"]["none"]["ppl"]  # seed 1 is in the results, not saved
+
+
+def test_help_names_every_option(capsys):
+    import posenc_lib.models.experiment as ex
+
+    with pytest.raises(SystemExit):
+        ex.main(["--help"])
+    text = capsys.readouterr().out
+    for option in ("--out", "--quick", "--seeds", "--variants", "--jobs", "--replace-committed"):
+        assert option in text
+    assert "never overwrites" in text
+
+
+def test_the_command_line_refuses_the_committed_folder_with_a_sentence(capsys):
+    import posenc_lib.models.experiment as ex
+
+    with pytest.raises(SystemExit):
+        ex.main(["--out", str(ex.DATA), "--seeds", "0", "--variants", "none", "--jobs", "1"])
+    assert "--replace-committed" in capsys.readouterr().err

@@ -1,18 +1,21 @@
-"""Chapter 4's exercises: the diagonal spread, Shaw's relative logits, T5's buckets, T5's bias.
+"""Chapter 4's exercises: the diagonal spread, Shaw's relative logits, T5's buckets, T5's bias,
+encoder–decoder attention.
 
-    from posenc_lib.checks.ch04 import q1, q2, q3, q4
+    from posenc_lib.checks.ch04 import q1, q2, q3, q4, q5
     q1.check(diagonal_spread); q1.hint(); q1.solution()
 
 The references are the library's functions (``toeplitz.diagonal_spread``,
 ``ch04_relative.shaw_logits``, ``relative.t5_relative_position_bucket``,
-``relative.RelativePositionBias``' convention); each usual mistake is recomputed and, when the
+``relative.RelativePositionBias``' convention, ``ch04_encdec.cross_attention``); each usual mistake is recomputed and, when the
 learner's answer matches it, named.
 """
 
 from __future__ import annotations
 
+from posenc_lib.checks.ch04.cross_attention import CrossAttention
 from posenc_lib.checks.ch04.spread_and_shaw import DiagonalSpread, ShawLogits
 from posenc_lib.checks.ch04.t5_buckets import RelativeBias, T5Bucket
 
 q1, q2, q3, q4 = DiagonalSpread(), ShawLogits(), T5Bucket(), RelativeBias()
-QUESTIONS = (q1, q2, q3, q4)
+q5 = CrossAttention()
+QUESTIONS = (q1, q2, q3, q4, q5)

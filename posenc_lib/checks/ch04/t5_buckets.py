@@ -43,7 +43,7 @@ def _buckets(rel, bidirectional, n, max_distance, *, flip=False, zero_up=False, 
 
 
 class T5Bucket(Question):
-    name, function, points, notebook = "q3", "t5_bucket", 3, NOTEBOOK
+    name, function, points, notebook = "q3", "t5_bucket", 2, NOTEBOOK
     returns = INT_TENSOR
     references = (
         "posenc_lib.relative.t5_relative_position_bucket",
@@ -172,7 +172,7 @@ def _bucket_fn(bidirectional, num_buckets, max_distance):
 
 
 class RelativeBias(Question):
-    name, function, points, notebook = "q4", "relative_bias", 3, NOTEBOOK
+    name, function, points, notebook = "q4", "relative_bias", 2, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
     title = "T5's bias matrix from a table, with a cache"
     hints = (

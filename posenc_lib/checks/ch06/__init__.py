@@ -1,18 +1,20 @@
 """Chapter 6's exercises: RoPE in both layouts, the m - n invariance, the decay bound, and the
-convention detective (weights made for one layout, run with the other).
+convention detective (weights made for one layout, run with the other), and the smallest base
+whose slowest pair does not wrap within a context.
 
-    from posenc_lib.checks.ch06 import q1, q2, q3, q4
+    from posenc_lib.checks.ch06 import q1, q2, q3, q4, q5
     q1.check(apply_rope); q1.hint(); q1.solution()
 
 The references are the library's (``rope.apply_rope`` through ``ch06_rope.rotate``,
-``ch06_rope.decay_bound``, ``ch06_rope.convert_projection``); each usual mistake is recomputed and,
+``ch06_rope.decay_bound``, ``ch06_rope.convert_projection``, ``ch06_beyond.smallest_base``); each usual mistake is recomputed and,
 when the learner's answer matches it, named.
 """
 
 from __future__ import annotations
 
+from posenc_lib.checks.ch06.base import SmallestBase
 from posenc_lib.checks.ch06.bound_and_layout import DecayBound, FixLayout
 from posenc_lib.checks.ch06.rotation import ApplyRope, SpreadAtOffset
 
-q1, q2, q3, q4 = ApplyRope(), SpreadAtOffset(), DecayBound(), FixLayout()
-QUESTIONS = (q1, q2, q3, q4)
+q1, q2, q3, q4, q5 = ApplyRope(), SpreadAtOffset(), DecayBound(), FixLayout(), SmallestBase()
+QUESTIONS = (q1, q2, q3, q4, q5)

@@ -47,7 +47,7 @@ def _rope_variant(x, positions, base, style, *, pairs=None, table=None, sign=1.0
 
 
 class ApplyRope(Question):
-    name, function, points, notebook = "q1", "apply_rope", 3, NOTEBOOK
+    name, function, points, notebook = "q1", "apply_rope", 2, NOTEBOOK
     returns = TENSOR
     references = (
         "posenc_lib.analysis.ch06_rope.rotate",
