@@ -31,6 +31,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / "data" / "reference"
 REFERENCE_TABLES = {
     "L512": "alibi_paper_table2_wt103_L512.csv",
     "L1024": "alibi_paper_table3_wt103_L1024.csv",
+    "vaswani": "transformer_paper_table3_positions.csv",
 }
 # The chapter that teaches each method, for the closing table.
 CHAPTERS = {"none": 1, "sinusoidal": 3, "learned": 2, "t5": 4, "alibi": 5, "rope": 6}
@@ -204,18 +205,27 @@ def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
 
 
 def load_reference(name: str = "L512") -> dict[str, list]:
-    """One of the ALiBi paper's tables: column -> values (float, or None where "OOM" or "-").
+    """A published table: column -> values (float where the cell is a number, None where "OOM" or
+    "-", the text otherwise).
 
-    "L512": appendix Table 2, models trained on L = 512; "L1024": Table 3, on L = 1024. Columns:
-    L_valid, then <method>_ppl and <method>_wps for sinusoidal, rotary, t5bias and alibi.
+    "L512": the ALiBi paper's appendix Table 2, models trained on L = 512; "L1024": its Table 3,
+    on L = 1024. Columns: L_valid, then <method>_ppl and <method>_wps for sinusoidal, rotary,
+    t5bias and alibi. "vaswani": the Transformer paper's Table 3 (Vaswani et al. 2017), its base
+    row and row (E), learned positions instead of sinusoids: row, positions, ppl_dev, bleu_dev.
     """
     validate.choice("name", name, tuple(REFERENCE_TABLES))
     with open(REFERENCE / REFERENCE_TABLES[name], encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    return {
-        key: [None if row[key] in ("OOM", "-") else float(row[key]) for row in rows]
-        for key in rows[0]
-    }
+
+    def value(text):
+        if text in ("OOM", "-"):
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    return {key: [value(row[key]) for row in rows] for key in rows[0]}
 
 
 def reference_ratio(table: dict, method: str, multiple: float) -> float:

@@ -51,6 +51,8 @@ def lag_curves(recurrence, profiles, period):
     recurrence: (P,) share of A-A pairs per lag 1..P; profiles: name -> (P,) score per lag;
     period: drawn as dotted lines at its multiples. Returns the figure.
     """
+    if not period > 0:
+        raise ValueError(f"period must be a positive number of positions, got {period!r}.")
     fig = new_figure(6.0, 3.4)
     top, bottom = fig.subplots(2, 1, sharex=True)
     lags = list(range(1, len(recurrence) + 1))
@@ -74,7 +76,7 @@ def grid_score_maps(maps):
     maps: title -> (rows, cols) scores. Each on its own symmetric colour scale. Returns the figure.
     """
     fig = new_figure(6.4, 2.6)
-    axes = fig.subplots(1, len(maps))
+    axes = fig.subplots(1, len(maps), squeeze=False)[0]
     for ax, (title, scores) in zip(axes, maps.items(), strict=True):
         limit = float(scores.abs().max())
         image = ax.imshow(to_numpy(scores), cmap=DIVERGING, vmin=-limit, vmax=limit)

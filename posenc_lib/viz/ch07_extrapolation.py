@@ -357,7 +357,7 @@ def seed_bands(results: dict, panels: dict):
     the training seeds as a line, and its lowest to highest seed as a band (log scale).
 
     results: the experiment's results (``rows`` with "ppl", "min", "max" per length);
-    panels: panel title -> list of row names. Rows that cannot run at a length stop there.
+    panels: panel title -> list of row names. A row is drawn only at the lengths where it ran.
     Returns the figure.
     """
     fig = new_figure(3.0 * len(panels) + 0.6, 2.7)

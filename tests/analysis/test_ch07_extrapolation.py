@@ -232,3 +232,9 @@ def test_the_growth_report_divides_each_seed_by_its_own_perplexity_at_l():
     assert "b                    perplexity at 8L / at L = 4.75 [4.50, 5.00]" in text
     assert "c                    cannot run at 8L" in text
     assert text.endswith("best to worst at 8L: a < b")
+
+
+def test_the_transformer_papers_position_rows_load_as_numbers_and_names():
+    table = ch07_extrapolation.load_reference("vaswani")
+    assert table["positions"] == ["sinusoidal", "learned"]
+    assert table["ppl_dev"] == [4.92, 4.92] and table["bleu_dev"] == [25.8, 25.7]
