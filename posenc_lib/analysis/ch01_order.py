@@ -9,7 +9,9 @@ because softmax(P Q K^T P^T) = P softmax(Q K^T) P^T: the map's rows and columns 
 and nothing else changes. This is why Vaswani et al. 2017 (arXiv:1706.03762, section 3.5) add
 position information to the input: without recurrence or convolution, nothing else carries order.
 Adding a position vector to each slot, X -> P X + PE, breaks the equality; so does a causal mask,
-partly. ``reorder_experiment`` measures all three.
+partly. ``reorder_experiment`` measures all three; ``pair_experiment`` runs it on two sentences
+given as text (a Chinese sentence is read character by character), and ``minilm_lookup`` shows
+which characters a real model's vocabulary can read at all.
 
 Shapes: T positions (words), D embedding dims, d_v output dims.
 """
@@ -25,6 +27,7 @@ import torch
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import sinusoidal_encoding
 from posenc_lib.attention import self_attention
+from posenc_lib.models.minilm import load_minilm, reordering
 
 TOY_DIM = 8  # embedding size of the toy sentences: small enough to print, big enough to differ
 
@@ -141,3 +144,94 @@ def _validated_words(words) -> tuple[str, ...]:
     if len(words) > 64:
         raise ValueError(f"a toy sentence has at most 64 words, got {len(words)}.")
     return words
+
+
+def sentence_units(text) -> tuple[str, ...]:
+    """The units of a sentence: its words if it has spaces ("dog bites man"), else its characters.
+
+    Chinese is written without spaces, so "我爱你" is read character by character: ("我", "爱", "你").
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text must be a non-empty string, got {validate.show(text)}.")
+    text = text.strip()
+    return _validated_words(text.split() if any(c.isspace() for c in text) else list(text))
+
+
+class PairResult(NamedTuple):
+    """One sentence and its reordering, on the toy attention (``pair_experiment``)."""
+
+    first: tuple[str, ...]  # the first sentence's units (words or characters)
+    second: tuple[str, ...]  # the second sentence's units: the same ones, reordered
+    order: tuple[int, ...]  # second[i] == first[order[i]]
+    result: ReorderResult  # reorder_experiment(first, order): Attn(P X) against P Attn(X)
+    slot_gap: float  # max |Attn(P X)[t] - Attn(X)[t]|: slot t compared with slot t, not moved
+
+
+def pair_experiment(first, second, pe_scale=0.0, causal=False, dim=TOY_DIM, seed=0) -> PairResult:
+    """``reorder_experiment`` for two sentences given as text, e.g. "我爱你" and "你爱我".
+
+    Each is split by ``sentence_units``; the second must hold the same units as the first, in
+    another order. Besides the result (each unit's output against its own output in the first
+    sentence: ``result.drift``, ``result.max_deviation``), ``slot_gap`` compares the outputs slot
+    by slot, which is what "the same result" would mean if order-blindness made the outputs
+    identical: it is not, they are the same rows in another order (Vaswani et al. 2017,
+    arXiv:1706.03762, section 3.5; chapter 1's Attn(PX) = P Attn(X)).
+    """
+    units_a, units_b = sentence_units(first), sentence_units(second)
+    if sorted(units_a) != sorted(units_b):
+        raise ValueError(
+            f"second must reorder the units of first (the same words or characters, each as "
+            f"often); got {list(units_a)} and {list(units_b)}."
+        )
+    order = tuple(reordering(list(units_a), list(units_b)))
+    result = reorder_experiment(
+        units_a, order, pe_scale=pe_scale, causal=causal, dim=dim, seed=seed
+    )
+    w_q, w_k, w_v = toy_projections(dim, dim, seed)
+    x = word_vectors(units_a, dim, seed) + pe_scale * slot_vectors(len(units_a), dim)  # (T, D)
+    original, _ = self_attention(x, w_q, w_k, w_v, causal=causal)  # (T, D): Attn(X), unmoved
+    return PairResult(
+        first=units_a,
+        second=units_b,
+        order=order,
+        result=result,
+        slot_gap=float((result.outputs - original).abs().max()),
+    )
+
+
+class TokenLookup(NamedTuple):
+    """What MiniLM's tokenizer makes of a text (``minilm_lookup``)."""
+
+    tokens: tuple[str, ...]  # word pieces, [CLS] first and [SEP] last
+    ids: tuple[int, ...]  # their ids in the vocabulary
+    unknown: tuple[str, ...]  # the text's characters that the vocabulary lacks: each becomes [UNK]
+    unk_id: int  # the id of [UNK] (100 in BERT's vocabulary)
+    vocabulary_size: int  # 30,522 word pieces
+    cjk_characters: int  # single Chinese characters (U+4E00..U+9FFF) among them
+
+
+def minilm_lookup(text) -> TokenLookup:
+    """MiniLM's tokens and ids for ``text``, and which of its characters its vocabulary lacks.
+
+    all-MiniLM-L6-v2 reads BERT's uncased WordPiece vocabulary (Devlin et al. 2019,
+    arXiv:1810.04805, section 3, "Input/Output Representations"; WordPiece: Wu et al. 2016,
+    arXiv:1609.08144). BERT's tokenizer gives every Chinese character a token of its own; one that
+    is not in the vocabulary becomes [UNK], the same id for every unknown character. A character is
+    counted unknown when, tokenized on its own, it gives [UNK].
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text must be a non-empty string, got {validate.show(text)}.")
+    tokenizer = load_minilm().tokenizer
+    ids = tuple(tokenizer(text)["input_ids"])
+    unk = tokenizer.unk_token_id
+    seen = dict.fromkeys(c for c in text if not c.isspace())  # each character once, in order
+    unknown = tuple(c for c in seen if tokenizer(c, add_special_tokens=False)["input_ids"] == [unk])
+    vocabulary = tokenizer.get_vocab()
+    return TokenLookup(
+        tokens=tuple(tokenizer.convert_ids_to_tokens(list(ids))),
+        ids=ids,
+        unknown=unknown,
+        unk_id=unk,
+        vocabulary_size=len(vocabulary),
+        cjk_characters=sum(len(t) == 1 and "\u4e00" <= t <= "\u9fff" for t in vocabulary),
+    )

@@ -10,11 +10,15 @@ from hypothesis import strategies as st
 from posenc_lib import self_attention
 from posenc_lib.analysis.ch01_order import (
     checked_order,
+    minilm_lookup,
+    pair_experiment,
     permutation_matrix,
     reorder_experiment,
+    sentence_units,
     toy_projections,
     word_vectors,
 )
+from posenc_lib.models.minilm import load_minilm
 
 
 def test_a_word_has_one_vector_in_every_sentence():
@@ -92,3 +96,52 @@ def test_bad_sentences_and_settings_get_a_sentence():
         reorder_experiment("dog bites man", [0, 1, 2], pe_scale=-1)
     with pytest.raises(ValueError, match="causal"):
         reorder_experiment("dog bites man", [0, 1, 2], causal="yes")
+
+
+# The seeds' Chinese pairs, character by character, and what MiniLM's vocabulary makes of them.
+
+
+def test_a_text_without_spaces_is_read_character_by_character():
+    assert sentence_units("我爱你") == ("我", "爱", "你")
+    assert sentence_units("dog bites man") == ("dog", "bites", "man")
+    with pytest.raises(ValueError, match="non-empty string"):
+        sentence_units("  ")
+
+
+@pytest.mark.parametrize("first, second", [("我爱你", "你爱我"), ("猫追狗", "狗追猫")])
+def test_chinese_pairs_move_each_characters_output_with_it(first, second):
+    pair = pair_experiment(first, second)
+    assert pair.order == (2, 1, 0) and pair.second == tuple(second)
+    assert pair.result.tokens == pair.second
+    # Attn(PX) = P Attn(X): rounding only (float32, three rows of 8 numbers of size about 1).
+    assert pair.result.max_deviation < 1e-6 and pair.result.pooled_gap < 1e-6
+    # ... and yet slot by slot the outputs are not "the same result": another character sits there.
+    assert pair.slot_gap > 0.5
+    same = pair_experiment(first, first)  # no reordering: slot by slot equal, exactly
+    assert same.slot_gap == 0.0
+
+
+def test_pair_experiment_is_reorder_experiment_on_the_units():
+    pair = pair_experiment("the dog bites the man", "the man bites the dog", pe_scale=0.5)
+    direct = reorder_experiment("the dog bites the man".split(), pair.order, pe_scale=0.5)
+    assert torch.equal(pair.result.outputs, direct.outputs)
+    assert pair.result.max_deviation > 0.05  # positions on: the symmetry is broken
+
+
+def test_pair_experiment_refuses_two_different_sentences():
+    with pytest.raises(ValueError, match="reorder the units of first"):
+        pair_experiment("我爱你", "我恨你")
+
+
+def test_minilm_vocabulary_turns_most_of_the_seeds_characters_into_unk():
+    found = minilm_lookup("我爱你")
+    assert found.tokens == ("[CLS]", "我", "[UNK]", "[UNK]", "[SEP]")
+    assert found.ids == (101, 1855, 100, 100, 102) and found.unk_id == 100
+    assert found.unknown == ("爱", "你")
+    assert found.vocabulary_size == 30522 and found.cjk_characters == 244
+    assert minilm_lookup("猫追狗").ids == minilm_lookup("狗追猫").ids == (101, 100, 100, 100, 102)
+    assert minilm_lookup("dog bites man").unknown == ()
+    # The same ids as MiniLM's own tokenizer call (the one the model runs on).
+    assert list(found.ids) == load_minilm().encode(["我爱你"])["input_ids"][0].tolist()
+    with pytest.raises(ValueError, match="non-empty string"):
+        minilm_lookup(3)
