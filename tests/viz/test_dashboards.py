@@ -194,18 +194,24 @@ def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
 def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_apply():
     from posenc_lib.viz.ch07_extrapolation import scaling_dashboard
 
+    from posenc_lib.models.results import load_results
+
+    results = load_results()  # the committed means over seeds: the dashboard must show them
+    pi, tuned = results["scaled"]["linear"]["4"], results["finetuned"]
+    control_4l = tuned["default"]["ppl"]["256"]
     dashboard = scaling_dashboard()
     readout = dashboard.readout.value
     # PI, s = 4: every frequency divided by 4; the committed curve and the fine-tuned one.
     assert "<b>5</b> of 16 pairs" in readout and "&times;<b>0.25</b>" in readout
-    assert "<b>27.38</b> / <b>45.32</b>" in readout and "<b>2.88</b> at 4L" in readout
-    # the control beside it: plain RoPE fine-tuned the same way (2.81 at 4L), grey dashed
-    assert "(plain RoPE fine-tuned the same way: <b>2.81</b>)" in readout
+    assert f"<b>{pi['64']:.2f}</b> / <b>{pi['512']:.2f}</b>" in readout
+    assert f"<b>{tuned['linear']['ppl']['256']:.2f}</b> at 4L" in readout
+    # the control beside it: plain RoPE fine-tuned the same way, grey dashed
+    assert f"(plain RoPE fine-tuned the same way: <b>{control_4l:.2f}</b>)" in readout
     control = dashboard.plot.control
-    assert np.allclose(10 ** np.asarray(control.get_ydata())[2], 2.815, atol=0.005)
+    assert np.allclose(10 ** np.asarray(control.get_ydata())[2], control_4l, rtol=1e-6)
     dashboard.set(method="YaRN")
     assert dashboard.plot.control is control and len(control.get_ydata()) == 4  # same artist
-    assert "fine-tuned the same way: <b>2.81</b>" in dashboard.readout.value
+    assert f"fine-tuned the same way: <b>{control_4l:.2f}</b>" in dashboard.readout.value
     dashboard.set(method="NTK")
     assert (
         len(control.get_ydata()) == 0 and "fine-tuned the same way" not in dashboard.readout.value
