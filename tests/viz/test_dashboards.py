@@ -192,9 +192,8 @@ def test_sinusoid_dashboard_reads_out_confusion_and_keeps_its_axes():
 
 
 def test_scaling_dashboard_reads_out_the_experiment_and_says_when_it_does_not_apply():
-    from posenc_lib.viz.ch07_extrapolation import scaling_dashboard
-
     from posenc_lib.models.results import load_results
+    from posenc_lib.viz.ch07_extrapolation import scaling_dashboard
 
     results = load_results()  # the committed means over seeds: the dashboard must show them
     pi, tuned = results["scaled"]["linear"]["4"], results["finetuned"]
