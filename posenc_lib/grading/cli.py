@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from posenc_lib.grading.grader import grade_all
+from posenc_lib.grading.report import write_report
 from posenc_lib.grading.sheet import summary, write_feedback, write_sheet
 from posenc_lib.grading.submissions import submissions
 
@@ -29,6 +30,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("grades.csv"), help="the grade sheet")
     parser.add_argument("--json", type=Path, help="a folder for one feedback file per submission")
     parser.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        default=[],
+        help="a class report: per question the pass rate and the named mistakes, ranked; "
+        "class.html (one self-contained page) or class.md (text); may be given twice",
+    )
+    parser.add_argument(
         "--seed", type=int, help="secret seed of the hidden inputs (default: random)"
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
@@ -37,6 +46,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.workers < 1 or args.timeout <= 0 or args.memory_mb < 256:
         parser.error("--workers must be >= 1, --timeout > 0 and --memory-mb >= 256")
+    bad = [r.name for r in args.report if r.suffix.lower() not in (".html", ".htm", ".md")]
+    if bad:
+        parser.error(f"--report needs a name ending in .html or .md, not {', '.join(bad)}")
     paths = submissions(args.paths)
     if not paths:
         parser.error("no notebooks found in " + ", ".join(map(str, args.paths)))
@@ -48,6 +60,8 @@ def main(argv=None) -> int:
     write_sheet(rows, args.out)
     if args.json:
         write_feedback(rows, args.json)
+    for report in args.report:
+        write_report(rows, report)
     print("\n".join(summary(rows, time.perf_counter() - started, args.out)))
     return 0
 

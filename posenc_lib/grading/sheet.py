@@ -31,6 +31,7 @@ class Row:
     reason: str = ""  # why the status is not ok
     failed_cells: list = field(default_factory=list)
     seconds: float = 0.0
+    hidden_only: list = field(default_factory=list)  # questions that failed on hidden inputs only
 
     def feedback(self) -> dict:
         return {
@@ -48,6 +49,7 @@ class Row:
                     "points": v.points,
                     "max_points": v.max_points,
                     "message": v.message,
+                    "failed_on_hidden_inputs_only": v.question in self.hidden_only,
                 }
                 for v in self.verdicts
             ],
