@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from posenc_lib.grading.grader import grade_all
+from posenc_lib.grading.lms import LMS, learner_key, read_roster, write_lms
 from posenc_lib.grading.report import write_report
 from posenc_lib.grading.sheet import summary, write_feedback, write_sheet
 from posenc_lib.grading.submissions import submissions
@@ -43,6 +44,20 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per submission")
     parser.add_argument("--workers", type=int, default=2, help="submissions graded at once")
     parser.add_argument("--memory-mb", type=int, default=2048, help="memory per submission")
+    parser.add_argument(
+        "--lms",
+        choices=LMS,
+        action="append",
+        default=[],
+        help="also write the sheet in the layout Canvas or Moodle imports: one row per learner, "
+        "a column per chapter, as OUT-canvas.csv / OUT-moodle.csv beside --out",
+    )
+    parser.add_argument(
+        "--roster",
+        type=Path,
+        help="a CSV with a 'file' column (each submission's file name) and the learners' name, "
+        "email, canvas_id, sis_user_id, sis_login_id, section, id_number (docs/grading.md)",
+    )
     args = parser.parse_args(argv)
     if args.workers < 1 or args.timeout <= 0 or args.memory_mb < 256:
         parser.error("--workers must be >= 1, --timeout > 0 and --memory-mb >= 256")
@@ -52,6 +67,17 @@ def main(argv=None) -> int:
     paths = submissions(args.paths)
     if not paths:
         parser.error("no notebooks found in " + ", ".join(map(str, args.paths)))
+    if args.roster is not None:  # before grading: a missing learner is found in a second
+        try:
+            roster = read_roster(args.roster)
+        except ValueError as error:
+            parser.error(str(error))
+        lost = [name for _, name in paths if learner_key(name) not in roster]
+        if lost:
+            parser.error(
+                f"{len(lost)} submission(s) match no roster row: {', '.join(lost)}. Add a row "
+                "whose 'file' is each one's file name, or rename the file."
+            )
     seed = args.seed if args.seed is not None else 1 + secrets.randbelow(2**31 - 2)
     if args.seed is None:
         print(f"Hidden inputs from seed {seed} (pass --seed {seed} to grade the same way again).")
@@ -62,6 +88,10 @@ def main(argv=None) -> int:
         write_feedback(rows, args.json)
     for report in args.report:
         write_report(rows, report)
+    for lms in args.lms:
+        target = args.out.with_name(f"{args.out.stem}-{lms}.csv")
+        write_lms(rows, target, lms, args.roster)
+        print(f"{lms.capitalize()} sheet: {target}")
     print("\n".join(summary(rows, time.perf_counter() - started, args.out)))
     return 0
 
