@@ -30,7 +30,7 @@ from posenc_lib.analysis.report import compare_reports, position_report
 from posenc_lib.attention import causal_mask, self_attention
 from posenc_lib.bounds import FLOAT32, FLOAT64, bound
 from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
-from posenc_lib.rope import ROPE_SCALING, apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.rope import ROPE_SCALING, apply_rope, rope_2d_cos_sin, rope_cos_sin, rope_inv_freq
 
 # name -> the module that holds it, imported on first use (PEP 562). A module's own name maps to it.
 _ON_DEMAND = {
@@ -87,6 +87,7 @@ __all__ = [
     "position_score_curves",
     "position_weight",
     "random_query_key",
+    "rope_2d_cos_sin",
     "rope_cos_sin",
     "rope_inv_freq",
     "rotate",
