@@ -6,9 +6,10 @@ the class grader (``grader.py``: every notebook in its own sandboxed child proce
 inputs only, the ones each notebook's check cells use (seed 0: no hidden inputs), and prints one
 line per chapter::
 
-    01_order_blindness  q1 ✓  q2 ✗  q3 ○  q4 ○  q5 ○    3/12 points
-        q2 ✗ the permutation is transposed: ...
-    total: 3/12 points; 1 of 5 questions pass now, 1 not yet, 3 not attempted
+    01_order_blindness  q1 ✗  q2 ✓  q3 ✓  q4 ○  q5 ○  4/12 points
+        q1 ✗ Close, but the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax.
+    05_alibi            q1 ○  q2 ○  q3 ○  q4 ○        0/10 points
+    total: 4/22 points; 2 of 9 questions pass now, 1 not yet, 6 not attempted
 
 ✓ passes now, ✗ not yet (the tutor's sentence below, shortened), ○ not attempted. A notebook that
 does not run to the end gets its reason. From a terminal: ``python -m posenc_lib.grading.progress
@@ -18,6 +19,7 @@ does not run to the end gets its reason. From a terminal: ``python -m posenc_lib
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import re
 import sys
 import textwrap
@@ -75,6 +77,8 @@ def progress(folder=None, timeout: float = 60.0) -> Progress:
     are read as saved: save a notebook before asking. timeout: seconds per notebook.
     Returns a ``Progress``: the ``sheet.Row`` of each notebook, in chapter order.
     """
+    if _in_grading_child():
+        return Progress()  # a progress() cell, run by the grader itself: nothing to show
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(
             f"timeout must be a positive number of seconds per notebook, got {timeout!r}."
@@ -89,6 +93,14 @@ def _show_progress(paths: list[tuple[Path, str]], timeout: float) -> Progress:
     result = Progress(sorted(rows, key=lambda r: (r.chapter == "", r.chapter, r.submission)))
     result._ipython_display_()
     return result
+
+
+def _in_grading_child() -> bool:
+    """True in the grader's sandboxed child, which runs a notebook's cells (in a scratch folder
+    named ``posenc-grade-...``): a ``progress()`` cell there would grade the learner's notebooks
+    again, inside their own grading."""
+    scratch = Path.cwd().name.startswith("posenc-grade-")
+    return scratch and multiprocessing.parent_process() is not None
 
 
 def find_exercises(cwd: Path | None = None, hint: str = _WHAT_TO_PASS) -> Path:
@@ -144,7 +156,9 @@ def table(rows: list[Row]) -> list[str]:
         if row.status == "invalid":
             lines.append(f"{label:<{width}}  could not be read: {row.reason}")
             continue
-        lines.append(f"{label:<{width}}  {state:<{states_width}}  {row.score}/{row.max_score} points")
+        lines.append(
+            f"{label:<{width}}  {state:<{states_width}}  {row.score}/{row.max_score} points"
+        )
         failing: dict[str, list[str]] = {}  # sentence -> questions (e.g. all not graded)
         for v in row.verdicts:
             if v.status == "fail":
