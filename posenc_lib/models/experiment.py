@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from posenc_lib.models import corpus
-from posenc_lib.models.results import DATA, load_results
+from posenc_lib.models.results import DATA, load_results, summarized
 from posenc_lib.models.tinylm import LMConfig, TinyLM
 
 L = 64  # the training length
@@ -310,78 +310,6 @@ def _merge(into: dict, part: dict) -> None:
         into.setdefault(key, {}).update(value)
 
 
-def row_curves(run: dict) -> dict:
-    """Every perplexity curve of one seed's results, by row name: {row: {T: ppl or None}}.
-
-    Row names: the variant ("rope"), a scaling at inference ("rope, ntk s=4", "rope, dynamic"),
-    a fine-tune ("rope, linear fine-tuned at 4L"), a window ("rope, window L") and a stretched
-    learned table ("learned-scaled, interpolated", "learned-scaled, interpolated + fine-tuned").
-    """
-    rows = {name: entry["ppl"] for name, entry in run["methods"].items()}
-    for rope_type, family in run.get("scaled", {}).items():
-        for factor, curve in family.items():
-            label = "rope, dynamic" if rope_type == "dynamic" else f"rope, {rope_type} s={factor}"
-            rows[label] = curve
-    for name, entry in run.get("finetuned", {}).items():
-        rows[f"rope, {name} fine-tuned at 4L"] = entry["ppl"]
-    for name, curve in run.get("window", {}).items():
-        rows[f"{name}, window L"] = curve
-    for name, curve in run.get("interpolated", {}).items():
-        rows[f"{name}, interpolated"] = curve
-    for name, entry in run.get("interpolated_finetuned", {}).items():
-        rows[f"{name}, interpolated + fine-tuned"] = entry["ppl"]
-    return rows
-
-
-def summarize(runs: dict) -> dict:
-    """Per row: the mean, min and max over seeds at each length, and every seed's value.
-
-    {row: {"ppl": {T: mean}, "min": {T: ...}, "max": {T: ...}, "seeds": {T: [one per seed]}}};
-    None where a model cannot run at T (then in every seed: a learned table past its rows).
-    """
-    per_seed = {seed: row_curves(run) for seed, run in runs.items()}
-    rows = {}
-    for name in next(iter(per_seed.values())):
-        entry = {"ppl": {}, "min": {}, "max": {}, "seeds": {}}
-        for length in per_seed[next(iter(per_seed))][name]:
-            values = [curves[name][length] for curves in per_seed.values()]
-            entry["seeds"][length] = values
-            known = [v for v in values if v is not None]
-            if len(known) not in (0, len(values)):
-                raise ValueError(f"row {name!r} at T={length} failed in some seeds only: {values}")
-            entry["ppl"][length] = round(sum(known) / len(known), 4) if known else None
-            entry["min"][length] = min(known) if known else None
-            entry["max"][length] = max(known) if known else None
-        rows[name] = entry
-    return rows
-
-
-def _means(runs: dict, rows: dict) -> dict:
-    """The seed-0-shaped sections ("methods", "scaled", "finetuned", ...) with mean perplexities,
-    so a reader of one run's layout reads the means."""
-    first = runs[min(runs, key=int)]
-    means = json.loads(json.dumps({k: first[k] for k in first if k != "seconds"}))
-    for name, entry in means["methods"].items():
-        entry["ppl"] = rows[name]["ppl"]
-        entry["train_loss"] = round(
-            sum(r["methods"][name]["train_loss"] for r in runs.values()) / len(runs), 4
-        )
-        entry.pop("train_seconds", None)
-    for rope_type, family in means.get("scaled", {}).items():
-        for factor in family:
-            label = "rope, dynamic" if rope_type == "dynamic" else f"rope, {rope_type} s={factor}"
-            family[factor] = rows[label]["ppl"]
-    for name, entry in means.get("finetuned", {}).items():
-        entry["ppl"] = rows[f"rope, {name} fine-tuned at 4L"]["ppl"]
-    for name in means.get("window", {}):
-        means["window"][name] = rows[f"{name}, window L"]["ppl"]
-    for name in means.get("interpolated", {}):
-        means["interpolated"][name] = rows[f"{name}, interpolated"]["ppl"]
-    for name, entry in means.get("interpolated_finetuned", {}).items():
-        entry["ppl"] = rows[f"{name}, interpolated + fine-tuned"]["ppl"]
-    return means
-
-
 def _checked_out(out: Path | None, replace_committed: bool) -> Path | None:
     """The folder to write into, refusing the committed results unless asked."""
     if out is None:
@@ -449,14 +377,11 @@ def run(
             items = sorted(section.items(), key=lambda kv: order.get(kv[0], len(order)))
             section.clear()
             section.update(items)
-    rows = summarize(runs)
-    results = {
+    raw = {  # every seed's numbers; the summaries over seeds are derived (results.summarized)
         "L": L,
         "lengths": [m * L for m in MULTIPLES],
         "settings": s,
         "seeds": [int(seed) for seed in runs],
-        **_means(runs, rows),
-        "rows": rows,
         "runs": runs,
         "seconds": {
             "total": round(time.perf_counter() - started, 1),
@@ -468,8 +393,8 @@ def run(
         },
     }
     if out is not None:
-        (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    return results
+        (out / "results.json").write_text(json.dumps(raw, indent=1) + "\n", encoding="utf-8")
+    return summarized(raw)
 
 
 def table(results: dict, rows=None) -> str:

@@ -45,7 +45,7 @@ from torch import nn
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import LearnedPositionalEmbedding, interpolate_table, sinusoidal_encoding
 from posenc_lib.alibi import alibi_bias
-from posenc_lib.attention import sliding_window_mask
+from posenc_lib.attention import causal_mask, sliding_window_mask
 from posenc_lib.randomized import randomized_positions
 from posenc_lib.relative import RelativePositionBias
 from posenc_lib.rope import apply_rope, rope_cos_sin, rope_inv_freq
@@ -215,7 +215,7 @@ class TinyLM(nn.Module):
         """
         config = self.config
         masked = (
-            torch.ones(n_pos, n_pos, dtype=torch.bool, device=device).triu(1)
+            causal_mask(n_pos, device=device)
             if self.window is None
             else sliding_window_mask(n_pos, self.window, device=device)
         )  # (T, T), True where a query must not look

@@ -15,9 +15,8 @@ from posenc_lib.models.experiment import (
     L,
     load_model,
     perplexity,
-    summarize,
 )
-from posenc_lib.models.results import load_results
+from posenc_lib.models.results import load_results, summarize
 
 RESULTS = load_results()
 ROWS = RESULTS["rows"]
@@ -61,8 +60,12 @@ def test_every_printed_row_has_three_seeds_at_every_length():
             assert row["min"][t] <= row["ppl"][t] <= row["max"][t]
 
 
-def test_the_rows_are_the_summary_of_the_seeds_runs_and_the_sections_hold_the_means():
-    assert summarize(RESULTS["runs"]) == ROWS
+def test_the_file_stores_only_the_seeds_numbers_and_loading_adds_the_summaries():
+    import json
+
+    stored = json.loads((DATA / "results.json").read_text(encoding="utf-8"))
+    assert set(stored) == {"L", "lengths", "settings", "seeds", "runs", "seconds"}
+    assert summarize(stored["runs"]) == ROWS
     for name in VARIANTS:
         assert PPL[name] == ROWS[name]["ppl"]
     assert RESULTS["scaled"]["ntk"]["4"] == ROWS["rope, ntk s=4"]["ppl"]
