@@ -9,7 +9,9 @@ from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become a stub in the exercis
     # YOUR CODE HERE
     raise NotImplementedError("...")
 
-at the indentation of the BEGIN marker (nbgrader's convention). Cells tagged ``solutions-only`` are
+at the indentation of the BEGIN marker (nbgrader's convention). A concept question's answer line,
+``answer_c1 = "b"  # one letter: ...``, becomes ``answer_c1 = None  # one letter: ...`` (the comment
+kept; ``blank_answers``). Cells tagged ``solutions-only`` are
 left out; outputs and execution counts are cleared, and so are ``# NBVAL_CHECK_OUTPUT`` marks. Every notebook carries
 ``metadata.posenc = {"chapter": "01", "kind": "lecture" | "solutions" | "exercises"}``, which a
 grader reads instead of trusting a file name.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 import time
 from pathlib import Path
@@ -31,6 +34,11 @@ STUB = ("# YOUR CODE HERE", 'raise NotImplementedError("Replace this line with y
 SOLUTIONS_ONLY = "solutions-only"
 NBVAL_MARK = "# NBVAL_CHECK_OUTPUT"
 CELL_TIMEOUT = 120  # seconds; a chapter's notebook runs in well under 30
+# A concept question's answer: `answer_c1 = <value>`, then an optional comment. The value runs to
+# the comment's "#" (a value holding "#" in a string is not an answer a solution gives).
+ANSWER_LINE = re.compile(
+    r"^(?P<lead>\s*answer_c\d+\s*=(?!=)\s*)(?P<value>[^#]*?)(?P<rest>\s*(#.*)?)$"
+)
 
 
 def stub_out(source: str, where: str = "a cell") -> str:
@@ -55,6 +63,17 @@ def stub_out(source: str, where: str = "a cell") -> str:
     return "\n".join(out)
 
 
+def blank_answers(source: str) -> str:
+    """Every ``answer_cN = <value>  # comment`` line of ``source`` as ``answer_cN = None  # comment``."""
+    lines = []
+    for line in source.splitlines():
+        match = ANSWER_LINE.match(line)
+        if match and match["value"].strip():
+            line = f"{match['lead']}None{match['rest']}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def exercises_from(solutions: nbformat.NotebookNode, name: str = "") -> nbformat.NotebookNode:
     """The exercises notebook for a solutions notebook: solutions stubbed, outputs cleared."""
     notebook = copy.deepcopy(solutions)
@@ -64,7 +83,7 @@ def exercises_from(solutions: nbformat.NotebookNode, name: str = "") -> nbformat
             continue
         where = f"{name} cell {index}"
         if cell.cell_type == "code":
-            cell.source = stub_out(cell.source, where)
+            cell.source = blank_answers(stub_out(cell.source, where))
             # Outputs are cleared, so nbval has nothing to compare a marked cell with.
             cell.source = "\n".join(
                 line for line in cell.source.splitlines() if line.strip() != NBVAL_MARK

@@ -3,7 +3,10 @@
 ``make demo CHAPTER=03`` (or ``python -m tools.demo 03``) writes a small notebook holding only
 that chapter's dashboard, with large fonts, and serves it with Voila on localhost: Voila runs the
 notebook in a live kernel and shows only its outputs, so every slider works and no code is seen.
-``make demo`` with no chapter serves a page listing every chapter's demo.
+``make demo CHAPTER=03 DEMO_ARGS=--quiz`` (``python -m tools.demo 03 --quiz``) serves the
+chapter's concept questions instead, in projector type, one to a screen: the class votes, then a
+click on an option shows why it is right or wrong (``posenc_lib.checks.quiz``).
+``make demo`` with no chapter serves a page listing every chapter's demo and quiz.
 
 The notebooks are written to ``build/demo/`` each time (they are generated, not committed).
 """
@@ -26,6 +29,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from posenc_lib.checks.quiz import chapter_concepts
 from posenc_lib.viz.registry import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,8 +117,76 @@ def demo_notebook(chapter: str) -> dict:
     }
 
 
+# The quiz page: the quiz sets its own type size (posenc_lib.checks.quiz, projector=True).
+QUIZ_CSS = "body { font-size: 20px; } h1 { font-size: 34px; }"
+
+
+def quiz_title(key: str) -> str:
+    """A chapter quiz's heading and browser-tab title: 'Chapter 3 · Check your understanding'."""
+    return f"Chapter {int(key)} · Check your understanding"
+
+
+def quiz_notebook(chapter: str) -> dict:
+    """The quiz notebook of one chapter, as nbformat JSON: a title, then its concept questions in
+    projector type (``quiz(CONCEPTS, projector=True)``), each option's feedback a click away."""
+    key = chapter_key(chapter)
+    if not chapter_concepts(key):
+        with_quiz = ", ".join(quiz_chapters()) or "none yet"
+        raise SystemExit(
+            f"The {'start page' if key == 'start' else f'chapter {key}'} has no concept questions "
+            f"to show as a quiz. Chapters with a quiz: {with_quiz} "
+            "(for example: make demo CHAPTER=03 DEMO_ARGS=--quiz)."
+        )
+    title = quiz_title(key)
+    intro = (
+        "Let the room choose, then click the option they chose: it opens why it is right or "
+        "wrong. A numeric question opens its answer and the usual mistakes."
+    )
+    setup = (
+        "from IPython.display import HTML, display\n"
+        f"from posenc_lib.checks.ch{key} import CONCEPTS\n"
+        "from posenc_lib.checks.quiz import quiz\n"
+        f"display(HTML({json.dumps('<style>' + QUIZ_CSS + '</style>')}))\n"
+        f"display(HTML({json.dumps(f'<h1>{title}</h1><p>{intro}</p>')}))"
+    )
+    return {
+        "cells": [_cell(setup), _cell("quiz(CONCEPTS, projector=True)")],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "title": title,
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def quiz_chapters() -> list[str]:
+    """The chapters ("01" ...) that have concept questions, so a quiz, in order."""
+    return [key for key in chapters() if chapter_concepts(key)]
+
+
+def quiz_path(key: str, folder: Path = DEMO_DIR) -> Path:
+    """Where a chapter's quiz notebook is written: ``chNN_quiz.ipynb``, beside its dashboard's
+    ``chNN_...ipynb`` in the demo's list."""
+    return folder / f"ch{key}_quiz.ipynb"
+
+
+def write_quizzes(folder: Path = DEMO_DIR) -> dict[str, Path]:
+    """Write every chapter's quiz notebook (``chNN_quiz.ipynb``) into ``folder``, removing the
+    quiz of a chapter that no longer has one; returns chapter key -> path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {key: quiz_path(key, folder) for key in quiz_chapters()}
+    for stale in set(folder.glob("ch[0-9][0-9]_quiz.ipynb")) - set(paths.values()):
+        stale.unlink()
+    for key, path in paths.items():
+        path.write_text(json.dumps(quiz_notebook(key), indent=1) + "\n")
+    return paths
+
+
 def write_demos(folder: Path = DEMO_DIR) -> dict[str, Path]:
-    """Write every chapter's demo notebook into ``folder``; returns chapter key -> path."""
+    """Write every chapter's demo notebook, and every chapter's quiz (``write_quizzes``), into
+    ``folder``; returns chapter key -> the demo notebook's path."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
     for key, name in chapters().items():
@@ -122,6 +194,7 @@ def write_demos(folder: Path = DEMO_DIR) -> dict[str, Path]:
         path = folder / f"{slug}.ipynb"
         path.write_text(json.dumps(demo_notebook(key), indent=1) + "\n")
         paths[key] = path
+    write_quizzes(folder)
     return paths
 
 
@@ -200,23 +273,38 @@ def voila_server(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m tools.demo",
-        description="Serve a chapter's dashboards with no code, for projecting in class.",
+        description="Serve a chapter's dashboards, or its quiz, with no code, for projecting in class.",
     )
-    parser.add_argument("chapter", nargs="?", help="01 .. 07 or start; omit for a list of all")
+    parser.add_argument("chapter", nargs="?", help="01 .. 08 or start; omit for a list of all")
     parser.add_argument("--port", type=int, default=8866)
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    parser.add_argument(
+        "--quiz",
+        action="store_true",
+        help="serve the chapter's concept questions as a quiz instead of its dashboard",
+    )
     args = parser.parse_args(argv)
-    paths = write_demos()
-    target = paths[chapter_key(args.chapter)] if args.chapter else DEMO_DIR
+    paths = write_demos(DEMO_DIR)  # and the quizzes
+    quizzes = {key: quiz_path(key, DEMO_DIR) for key in quiz_chapters()}
+    target = DEMO_DIR
+    if args.chapter:
+        key = chapter_key(args.chapter)
+        if args.quiz:
+            quiz_notebook(key)  # a chapter with no quiz: a sentence naming those with one
+        target = quizzes[key] if args.quiz else paths[key]
     url = f"http://127.0.0.1:{args.port}/"
     if not args.chapter:
         names = "\n".join(
-            f"    {key:>5}  {name.split(':', 1)[1].strip()}" for key, name in chapters().items()
+            f"    {key:>5}  {name.split(':', 1)[1].strip()}"
+            + ("  (and its quiz)" if key in quizzes else "")
+            for key, name in chapters().items()
         )
-        print(f"==> Chapters (one at a time: make demo CHAPTER=03):\n{names}")
-    print(
-        f"==> Serving {target.relative_to(ROOT)} with Voila at {url} (Ctrl-C to stop)", flush=True
-    )
+        print(
+            "==> Chapters (one at a time: make demo CHAPTER=03; a chapter's quiz: "
+            f"make demo CHAPTER=03 DEMO_ARGS=--quiz):\n{names}"
+        )
+    shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
+    print(f"==> Serving {shown} with Voila at {url} (Ctrl-C to stop)", flush=True)
     try:
         subprocess.run(voila_command(target, args.port, not args.no_browser), check=False)
     except KeyboardInterrupt:

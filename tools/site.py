@@ -20,8 +20,15 @@ solutions page is titled as such), and ``_config.yml``, ``_toc.yml`` and the ind
 written. The index's chapter list is read from the start page's map (title, question, time,
 prerequisites), so the two cannot disagree.
 
-After the build, ``site_audit.check_site`` looks for broken links, network loads, lost figures and
-frames over budget. The frames import the library (``site_frames``); this module reads notebooks.
+Each lecture ends with its concept questions as a quiz (the cell ``quiz(CONCEPTS)``): its
+committed output is plain HTML, each option a ``<details>`` that opens its feedback on a click, so
+the page needs no kernel and no script. ``quizzes.md``, linked from the index, is the teachers'
+page: every chapter's quiz in projector type, one question to a screen, rendered at build time
+from the library (``posenc_lib.checks.quiz``).
+
+After the build, ``site_audit.check_site`` looks for broken links, network loads, lost figures,
+lost quizzes and frames over budget. The frames and the quizzes page import the library
+(``site_frames``, ``quizzes_page``); the rest of this module reads notebooks.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
+from posenc_lib.checks.quiz import chapter_concepts, quiz
 from tools import site_frames
 from tools.site_audit import check_site
 
@@ -172,8 +180,9 @@ def _with_live_dashboards(cells: list, source: Path, live: dict) -> list:
     return out
 
 
-def index_page(chapters: list[Chapter], root: Path = ROOT) -> str:
-    """The site's front page (MyST Markdown): what the course is, and the chapter list."""
+def index_page(chapters: list[Chapter], root: Path = ROOT, quizzes: bool = False) -> str:
+    """The site's front page (MyST Markdown): what the course is, and the chapter list; with
+    ``quizzes``, a line pointing teachers at the quizzes page."""
     rows = []
     for ch in chapters:
         extra = [
@@ -205,6 +214,59 @@ def index_page(chapters: list[Chapter], root: Path = ROOT) -> str:
             "controls show pictures drawn when the site was built, by the course's own code; the "
             "page says which controls need JupyterLab (`make lab`) or `make demo`.",
             "",
+            *(
+                [
+                    f"**For teachers:** [every chapter's quiz]({QUIZZES}.md), in type large "
+                    "enough for a projector: the room chooses, a click shows why an option is "
+                    "right or wrong.",
+                    "",
+                ]
+                if quizzes
+                else []
+            ),
+        ]
+    )
+
+
+QUIZZES = "quizzes"  # the teachers' page: quizzes.md -> quizzes.html
+
+
+def quizzes_page(chapters: list[Chapter], root: Path = ROOT) -> str | None:
+    """The teachers' page (MyST Markdown): every chapter's quiz in projector type, each in a raw
+    HTML block rendered now from the library; None when no chapter has concept questions."""
+    sections = []
+    for ch in chapters:
+        questions = chapter_concepts(ch.key)
+        if not questions:
+            continue
+        graded = (
+            f"; the [exercises](exercises/{ch.stem}.ipynb) grade them"
+            if (root / "exercises" / f"{ch.stem}.ipynb").exists()
+            else ""
+        )
+        sections += [
+            f"## Chapter {int(ch.key)} · {ch.title}",
+            "",
+            f"The questions that end [the lecture](notebooks/{ch.stem}.ipynb){graded}.",
+            "",
+            "```{raw} html",
+            quiz(questions, projector=True).html(),
+            "```",
+            "",
+        ]
+    if not sections:
+        return None
+    return "\n".join(
+        [
+            "# Quizzes for the classroom",
+            "",
+            "Each chapter's concept questions, in type large enough for a projector and one "
+            "question to a screen. Let the room choose, then click the option they chose: it "
+            "opens why it is right or wrong; a numeric question opens its answer and the usual "
+            "mistakes. Nothing here needs a kernel. With the course installed, "
+            "`make demo CHAPTER=03 DEMO_ARGS=--quiz` shows one chapter's quiz alone.",
+            "",
+            *sections,
         ]
     )
 
@@ -241,7 +303,7 @@ def _config(exclude: list[str]) -> str:
     return json.dumps(config, indent=1, ensure_ascii=False) + "\n"
 
 
-def _toc(chapters: list[Chapter], root: Path) -> str:
+def _toc(chapters: list[Chapter], root: Path, quizzes: bool = False) -> str:
     lines = ["format: jb-book", "root: index", "chapters:", f"  - file: notebooks/{START}"]
     for ch in chapters:
         lines.append(f"  - file: notebooks/{ch.stem}")
@@ -252,6 +314,8 @@ def _toc(chapters: list[Chapter], root: Path) -> str:
         ]
         if sections:
             lines += ["    sections:", *sections]
+    if quizzes:
+        lines.append(f"  - file: {QUIZZES}")
     return "\n".join(lines) + "\n"
 
 
@@ -282,11 +346,15 @@ def stage(
             path = root / folder / f"{ch.stem}.ipynb"
             if path.exists():
                 _stage_notebook(path, source / folder / path.name, ch, root, live)
-    (source / "index.md").write_text(index_page(chapters, root), encoding="utf-8")
+    quizzes = quizzes_page(chapters, root)
+    if quizzes is not None:
+        (source / f"{QUIZZES}.md").write_text(quizzes, encoding="utf-8")
+    index = index_page(chapters, root, quizzes=quizzes is not None)
+    (source / "index.md").write_text(index, encoding="utf-8")
     (source / "_config.yml").write_text(
         _config(["_build", "**/.ipynb_checkpoints"]), encoding="utf-8"
     )
-    (source / "_toc.yml").write_text(_toc(chapters, root), encoding="utf-8")
+    (source / "_toc.yml").write_text(_toc(chapters, root, quizzes is not None), encoding="utf-8")
     return chapters
 
 
@@ -317,7 +385,8 @@ def _jupyter_book(source: Path, progress: bool | None) -> tuple[int, str]:
     """
     book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
     command = [book, "build", str(source), "--builder", "html", "--keep-going"]
-    pages = 1 + sum(1 for _ in source.rglob("*.ipynb"))  # the notebooks and the index
+    # The pages: the notebooks, the index and the quizzes page.
+    pages = sum(1 for p in source.rglob("*") if p.suffix in (".ipynb", ".md"))
     log, quiet = [], None if progress is None else not progress
     bar = tqdm(total=2 * pages, desc="website", unit="step", disable=quiet)
     pipe = {

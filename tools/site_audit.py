@@ -2,7 +2,8 @@
 
 Every local href and src must point at a file of the site; no script or stylesheet may come from
 the network (links in the text to papers may); every notebook's page must show at least as many
-pictures as the notebook has (PNG outputs, live dashboards); each live dashboard's frames
+pictures as the notebook has (PNG outputs, live dashboards) and every option of its quiz (each a
+``<details>`` of ``posenc_lib.checks.quiz``, which the page must keep); each live dashboard's frames
 (``dashboards/<key>/``) stay under ``DASHBOARD_BYTES`` and the whole site under ``SITE_BYTES``
 (issue 22's budgets).
 ``python -m tools.site`` runs it after each build.
@@ -50,13 +51,23 @@ def png_outputs(notebook: Path) -> int:
     return sum("image/png" in data or live in data.get("text/html", "") for data in outputs)
 
 
+QUIZ_ITEM = '<details class="posenc-quiz-'  # one per option, one per numeric answer
+
+
+def quiz_items(notebook: Path) -> int:
+    """How many clickable quiz items (options and numeric answers) a notebook's outputs carry."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    outputs = [o.get("data", {}) for c in cells for o in c.get("outputs", [])]
+    return sum(str(data.get("text/html", "")).count(QUIZ_ITEM) for data in outputs)
+
+
 def check_site(folder: Path, source: Path) -> list[str]:
     """What is wrong with a built site, one sentence each; an empty list when nothing is.
 
     Every local href and src must point at a file of the site; no script or stylesheet may come
     from the network (links in the text to papers may); every notebook's page must show at least
     as many pictures (embedded, or files that exist) as the notebook has PNG outputs and live
-    dashboards; frames and site within their budgets.
+    dashboards, and every option of its quiz; frames and site within their budgets.
     """
     problems = []
     for page in sorted(folder.rglob("*.html")):
@@ -83,6 +94,12 @@ def check_site(folder: Path, source: Path) -> list[str]:
         notebook = source / page.relative_to(folder).with_suffix(".ipynb")
         if notebook.exists() and images < (expected := png_outputs(notebook)):
             problems.append(f"{name}: {images} pictures shown, but its notebook has {expected}")
+        if notebook.exists() and (expected := quiz_items(notebook)):
+            shown = page.read_text(encoding="utf-8").count(QUIZ_ITEM)
+            if shown < expected:
+                problems.append(
+                    f"{name}: {shown} quiz options shown, but its notebook's quiz has {expected}"
+                )
     return problems + _over_budget(folder)
 
 

@@ -4,6 +4,8 @@ What is where:
 - ``question.py``: ``Question`` and ``Case`` (a check runs the learner's function, then judges),
   ``scorecard`` for a whole chapter.
 - ``verdicts.py``: ``Verdict`` and ``Scorecard``, shown once in a notebook.
+- ``concepts.py``: concept questions (``MultipleChoice``, ``Numeric``): a chapter's questions on its
+  ideas, answered with a letter or a number in ``answer_cN``, graded like the coding ones.
 - ``answers.py``: the answer types a question asks for (FLOAT, TENSOR...), the type policy, and
   the one home of reading and comparing a learner's value (``as_tensor``, ``close``...).
 - ``solutions.py``: the worked solutions, read from the course's solutions notebooks.
@@ -37,6 +39,7 @@ from posenc_lib.checks.answers import (
     same_number,
     type_problem,
 )
+from posenc_lib.checks.concepts import Choice, Concept, Mistake, MultipleChoice, Numeric
 from posenc_lib.checks.question import (
     MAX_MESSAGE,
     TIMEOUT_SECONDS,
@@ -62,7 +65,12 @@ __all__ = [
     "TENSOR",
     "TIMEOUT_SECONDS",
     "Case",
+    "Choice",
     "Collected",
+    "Concept",
+    "Mistake",
+    "MultipleChoice",
+    "Numeric",
     "Outcome",
     "Question",
     "Scorecard",

@@ -217,6 +217,8 @@ class Grader:
                 verdict = checks.Verdict(
                     name, checks.FAIL, "not graded: the notebook stopped first.", 0, question.points
                 )
+            elif message.get("missing") and isinstance(question, checks.Concept):
+                verdict = question.missing()  # no variable answer_cN in the notebook
             elif message.get("missing"):
                 verdict = checks.Verdict(
                     name,

@@ -10,6 +10,10 @@ This module runs inside the child (see ``grader.py``) and nowhere else. The chil
    (resolved before any learner code ran) switched off, and sends the outcomes to the parent,
    one question at a time, as bytes that the parent reads with ``torch.load(weights_only=True)``:
    plain tensors, numbers, strings, lists and dicts only, never a pickle of learner objects.
+   A concept question's answer is a value, not a function: the child reads the variable
+   (``answer_c1``) from the notebook's namespace and sends it without calling or comparing it
+   (``encode_answer``: an exact str, int, float, bool or None, else only its type's name),
+   before calling any function;
 4. reports which of the library's and NumPy's / torch's comparison functions the cells replaced.
 
 The parent judges the outcomes; nothing here decides a grade.
@@ -29,6 +33,7 @@ import numpy as np
 import torch
 
 from posenc_lib import checks as _checks
+from posenc_lib.checks import concepts as _concepts
 from posenc_lib.checks import run as _run
 
 CELL_SECONDS = 20.0  # one cell's time limit
@@ -53,8 +58,16 @@ WATCHED = [
         (_checks.Question, name)
         for name in ("run", "judge", "evaluate", "check", "cases", "diagnose")
     ),
+    *(
+        (kind, name)
+        for kind in (_concepts.Concept, _concepts.MultipleChoice, _concepts.Numeric)
+        for name in ("run", "_judge", "read", "evaluate", "check", "cases")
+        if name in vars(kind)
+    ),
     (_checks, "Question"),
     (_checks, "Verdict"),
+    (_concepts, "MultipleChoice"),
+    (_concepts, "Numeric"),
 ]
 QUESTION_METHODS = (
     "run",
@@ -65,8 +78,11 @@ QUESTION_METHODS = (
     "cases",
     "diagnose",
     "diagnose_all",
+    "read",
 )
-CHECK_CALLS = {"check", "hint", "solution"}
+CHECK_CALLS = {"check", "hint", "solution", "ask"}
+# Taken at import, before any learner code runs: what ``encode_answer`` reads a value with.
+_type, _len, _TYPE_NAME = type, len, type.__dict__["__name__"]
 
 
 def limit_resources(memory_bytes: int, cpu_seconds: int, file_bytes: int = 64 * 2**20) -> None:
@@ -96,7 +112,8 @@ def _virtual_memory() -> int:
 
 
 def is_check_cell(source: str) -> bool:
-    """True when every statement of the cell is ``qN.check(...)``/``hint``/``solution``/``scorecard``.
+    """True when every statement of the cell is ``qN.check(...)``/``hint``/``solution``/``ask``/
+    ``scorecard``.
 
     Such cells only show verdicts; the grader does its own checking, so it skips them (an edited
     check cell that does anything else is run like any other cell).
@@ -152,6 +169,19 @@ def encode(value):
     return {"__object__": type(value).__name__}
 
 
+def encode_answer(value):
+    """A concept question's answer as the child sends it, read without running learner code: an
+    exact str (at most ``MAX_TEXT + 1`` characters: longer is judged "a long text" either way),
+    int, float, bool or None; anything else (a list, a str subclass, an object with a rigged
+    ``__eq__``) as ``{"__object__": its type's name}``, which the parent's sentence names."""
+    kind = _type(value)
+    if not (kind is str or kind is int or kind is float or kind is bool or value is None):
+        return {"__object__": _TYPE_NAME.__get__(kind)}  # (not a name its metaclass makes up)
+    if kind is str and _len(value) > _concepts.MAX_TEXT:
+        return value[: _concepts.MAX_TEXT + 1]
+    return value
+
+
 def _quiet() -> None:
     """Send this process's stdout and stderr to nowhere (file descriptors and Python objects)."""
     null = os.open(os.devnull, os.O_WRONLY)
@@ -191,6 +221,7 @@ def child_main(conn, job: dict) -> None:
         name: value for name, value in vars(chapter).items() if not name.startswith("__")
     }
     cases = {q.name: q.cases(seed=0) + q.cases(seed=job["seed"]) for q in questions}
+    concept = {q.name for q in questions if isinstance(q, _concepts.Concept)}
 
     main = types.ModuleType("__main__")
     sys.modules["__main__"] = main
@@ -210,7 +241,17 @@ def child_main(conn, job: dict) -> None:
             failed_cells.append(f"cell {number}: {_run._describe(error)}")
     send({"kind": "cells", "failed": failed_cells[:20]})
 
-    for question in questions:
+    # The concept questions' answers first: read as the cells left them, before any learner
+    # function runs (a function cannot change them, and one that ends the process loses only the
+    # questions still to come).
+    for question in sorted(questions, key=lambda q: q.name not in concept):
+        if question.name in concept:  # a value: read, never called
+            missing = question.function not in main.__dict__
+            value = None if missing else encode_answer(main.__dict__[question.function])
+            outcomes = [] if missing else [["returned", value, ""]]
+            send({"kind": "question", "name": question.name, "missing": missing,
+                  "outcomes": outcomes})  # fmt: skip
+            continue
         fn = main.__dict__.get(question.function)
         if fn is None:
             send({"kind": "question", "name": question.name, "missing": True, "outcomes": []})

@@ -63,8 +63,12 @@ def _cell(value) -> str:
 
 
 def write_sheet(rows: list[Row], path: Path) -> None:
-    """grades.csv: submission, chapter, status, score, max_score, then one column per question."""
-    names = sorted({v.question for r in rows for v in r.verdicts}, key=lambda n: (len(n), n))
+    """grades.csv: submission, chapter, status, score, max_score, then one column per question
+    (the coding questions q1, q2, ..., then the concept questions c1, c2, ...)."""
+    names = sorted(
+        {v.question for r in rows for v in r.verdicts},
+        key=lambda n: (n.startswith("c"), len(n), n),
+    )
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["submission", "chapter", "status", "score", "max_score", *names])

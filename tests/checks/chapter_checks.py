@@ -48,6 +48,7 @@ from posenc_lib.checks import (
     PASS,
     TENSOR,
 )
+from posenc_lib.checks.concepts import Concept
 from posenc_lib.checks.run import _exempt, resolve
 
 
@@ -239,8 +240,12 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
 
     solutions, stubs: function name -> the worked solution / the exercise stub.
     wrong: question name -> [(known-wrong function, fragment its sentence must contain), ...].
-    points: the chapter's total.
+    points: the chapter's total for its coding questions (``questions`` may hold its concept
+    questions too: they are left out here).
     """
+    # The coding questions: a concept question (a letter or a number, no function) has its own
+    # tests, for every chapter at once, in test_concepts.py.
+    questions = [q for q in questions if not isinstance(q, Concept)]
     by_name = {q.name: q for q in questions}
     each_question = pytest.mark.parametrize("question", questions, ids=lambda q: q.name)
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import nbformat
 
+from posenc_lib.checks.ch01 import QUESTIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = ROOT / "solutions" / "01_order_blindness.ipynb"
-FULL = 12
+FULL = sum(q.points for q in QUESTIONS)  # the coding questions and the concept questions
 TIMEOUT = 20.0  # per submission: an endless function uses 5 s of CPU, slower on a busy machine
 SEED = 1234
 

@@ -21,16 +21,26 @@ def _chapter_module(chapter):
 
 def filled(chapter, replace=None, first=None):
     """chapter's exercises notebook with every answer cell holding the worked solution, or the
-    source in ``replace`` (function name -> cell source); ``first`` goes after the imports."""
-    from posenc_lib.checks import solution_code
+    source in ``replace`` (function name -> cell source); ``first`` goes after the imports. A
+    concept question's ``answer_cN = None`` gets the right answer."""
+    from posenc_lib.checks import Concept, MultipleChoice, solution_code
 
     path = next((ROOT / "exercises").glob(f"{chapter}_*.ipynb"))
     notebook = nbformat.read(path, as_version=4)
-    functions = [q.function for q in _chapter_module(chapter).QUESTIONS]
+    questions = _chapter_module(chapter).QUESTIONS
+    functions = [q.function for q in questions if not isinstance(q, Concept)]
+    right = {
+        q.function: q.answer if isinstance(q, MultipleChoice) else q.value
+        for q in questions
+        if isinstance(q, Concept)
+    }
     for cell in notebook.cells:
         for name in functions:
             if cell.cell_type == "code" and f"def {name}(" in cell.source:
                 cell.source = (replace or {}).get(name) or solution_code(path.name, name)
+        for name, value in right.items():
+            if cell.cell_type == "code" and cell.source.startswith(f"{name} ="):
+                cell.source = f"{name} = {value!r}"
     if first:
         start = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
         notebook.cells.insert(start + 1, nbformat.v4.new_code_cell(first))

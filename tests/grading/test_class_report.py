@@ -6,7 +6,7 @@ import re
 
 import nbformat
 import pytest
-from attack_notebooks import SEED, UNSCALED_ATTENTION, solutions_with
+from attack_notebooks import FULL, SEED, UNSCALED_ATTENTION, solutions_with
 
 from posenc_lib.checks import Verdict
 from posenc_lib.grading.cli import main
@@ -67,7 +67,7 @@ def test_the_top_named_mistake_is_the_one_planted_most_often(rows):
     assert q1.hidden_only == 1  # fay: the notebook's check said correct
     assert "(Input:" not in q1.mistakes[0][0]  # the sentence, not one learner's input
     assert all(q.passed == 6 for q in chapter.questions[1:])  # the other questions: solved
-    assert sorted(chapter.scores) == [9, 9, 9, 9, 9, 12]
+    assert sorted(chapter.scores) == [FULL - 3] * 5 + [FULL]  # q1 (3 points) lost by five
     assert [name for name, *_ in report.not_graded] == ["gus"]
     assert "metadata.posenc.chapter" in report.not_graded[0][2]
 

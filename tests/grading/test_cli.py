@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from attack_notebooks import FULL, solutions_with
 
+from posenc_lib.checks.ch01 import QUESTIONS
 from posenc_lib.grading.cli import main
 
 
@@ -30,7 +31,7 @@ def test_the_command_writes_the_sheet_and_feedback(tmp_path, capsys):
     files = sorted(p.name for p in feedback.iterdir())
     assert files == ["-b.json", "_a.json", "_c.json", "_cmd__.json", "broken.json"]
     data = json.loads((feedback / "_cmd__.json").read_text(encoding="utf-8"))
-    assert data["score"] == FULL and len(data["questions"]) == 5
+    assert data["score"] == FULL and len(data["questions"]) == len(QUESTIONS)
     # stdout is the seed line (none: --seed given) and the summary; stderr is not a terminal here,
     # so no progress bar either.
     assert printed.startswith("Graded 5 submissions") and errors == ""

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from attack_notebooks import SEED, UNSCALED_ATTENTION, solutions_with
+from attack_notebooks import FULL, SEED, UNSCALED_ATTENTION, solutions_with
 
 from posenc_lib.grading.cli import main
 from posenc_lib.grading.lms import lms_sheet, read_roster
@@ -120,5 +120,6 @@ def test_the_command_writes_both_lms_sheets_beside_the_grade_sheet(tmp_path, cap
     canvas = _table((tmp_path / "grades-canvas.csv").read_text(encoding="utf-8"))
     moodle = _table((tmp_path / "grades-moodle.csv").read_text(encoding="utf-8"))
     assert [r[0] for r in canvas[1:]] == ["Lovelace, Ada", "Okafor, Ben"]
-    assert [r[-1] for r in canvas[1:]] == ["12", "9"] and [r[-1] for r in moodle[1:]] == ["12", "9"]
+    scores = [str(FULL), str(FULL - 3)]  # ben's attention is unscaled: q1's 3 points lost
+    assert [r[-1] for r in canvas[1:]] == scores and [r[-1] for r in moodle[1:]] == scores
     assert "Canvas sheet:" in capsys.readouterr().out

@@ -10,15 +10,28 @@ import pytest
 import torch
 from attack_notebooks import ROOT, UNSCALED_ATTENTION, solutions_with
 
-from posenc_lib.checks import ch01
+from posenc_lib.checks import ch01, ch05
 from posenc_lib.grading import progress as module
 from posenc_lib.grading.progress import find_exercises, main, progress, shorten
 
 CHAPTERS = ("01_order_blindness.ipynb", "05_alibi.ipynb")
+# Each chapter's questions (its coding questions, then its concept questions) and points.
+N1, N5 = len(ch01.QUESTIONS), len(ch05.QUESTIONS)
+FULL1, FULL5 = sum(q.points for q in ch01.QUESTIONS), sum(q.points for q in ch05.QUESTIONS)
+
+
+def _marks(module, *marks) -> str:
+    """ "q1 ✓  q2 ✓ ..." for a chapter's questions, the marks given in order (the last repeated)."""
+    marks = list(marks) + [marks[-1]] * (len(module.QUESTIONS) - len(marks))
+    return "  ".join(f"{q.name} {m}" for q, m in zip(module.QUESTIONS, marks, strict=True))
+
+
+WIDTH = max(len(_marks(ch01, "✓")), len(_marks(ch05, "✓")))  # the table pads the marks to this
 SOLVED = [
-    "01_order_blindness  q1 ✓  q2 ✓  q3 ✓  q4 ✓  q5 ✓  12/12 points",
-    "05_alibi            q1 ✓  q2 ✓  q3 ✓  q4 ✓        10/10 points",
-    "total: 22/22 points; 9 of 9 questions pass now, 0 not yet, 0 not attempted",
+    f"01_order_blindness  {_marks(ch01, '✓'):<{WIDTH}}  {FULL1}/{FULL1} points",
+    f"05_alibi            {_marks(ch05, '✓'):<{WIDTH}}  {FULL5}/{FULL5} points",
+    f"total: {FULL1 + FULL5}/{FULL1 + FULL5} points; {N1 + N5} of {N1 + N5} questions pass now, "
+    "0 not yet, 0 not attempted",
 ]
 
 
@@ -37,7 +50,7 @@ def test_solved_notebooks_all_pass_and_print_the_table(capsys):
     assert all(v.status == "pass" for r in rows for v in r.verdicts)
     assert capsys.readouterr().out.splitlines() == SOLVED
     assert str(rows).splitlines() == SOLVED  # the same table, as the returned value's text
-    assert repr(rows) == "<Progress: 22/22 points in 2 notebooks>"
+    assert repr(rows) == f"<Progress: {FULL1 + FULL5}/{FULL1 + FULL5} points in 2 notebooks>"
 
 
 def test_untouched_exercises_are_not_attempted(tmp_path, capsys):
@@ -45,9 +58,10 @@ def test_untouched_exercises_are_not_attempted(tmp_path, capsys):
     assert [r.status for r in rows] == ["ok", "ok"]
     assert all(v.status == "not attempted" for r in rows for v in r.verdicts)
     assert capsys.readouterr().out.splitlines() == [
-        "01_order_blindness  q1 ○  q2 ○  q3 ○  q4 ○  q5 ○  0/12 points",
-        "05_alibi            q1 ○  q2 ○  q3 ○  q4 ○        0/10 points",
-        "total: 0/22 points; 0 of 9 questions pass now, 0 not yet, 9 not attempted",
+        f"01_order_blindness  {_marks(ch01, '○'):<{WIDTH}}  0/{FULL1} points",
+        f"05_alibi            {_marks(ch05, '○'):<{WIDTH}}  0/{FULL5} points",
+        f"total: 0/{FULL1 + FULL5} points; 0 of {N1 + N5} questions pass now, 0 not yet, "
+        f"{N1 + N5} not attempted",
     ]
 
 
@@ -55,17 +69,18 @@ def test_one_wrong_function_fails_its_question_only_with_the_checks_sentence(tmp
     notebook = tmp_path / "my_chapter_1.ipynb"  # renamed: the chapter comes from the metadata
     notebook.write_text(solutions_with(replace=("attention", UNSCALED_ATTENTION)), "utf-8")
     (row,) = progress(notebook)
-    assert [v.status for v in row.verdicts] == ["fail", "pass", "pass", "pass", "pass"]
+    assert [v.status for v in row.verdicts] == ["fail"] + ["pass"] * (N1 - 1)
     # The sentence the notebook's own check cell shows (the public inputs, in this process).
     namespace = {"torch": torch}
     exec(UNSCALED_ATTENTION, namespace)  # noqa: S102 - the test's own wrong answer
     shown = ch01.q1.evaluate(namespace["attention"]).message
     assert "the scores are not scaled" in shown and row.verdicts[0].message == shown
     assert capsys.readouterr().out.splitlines() == [
-        "01 my_chapter_1  q1 ✗  q2 ✓  q3 ✓  q4 ✓  q5 ✓  9/12 points",
+        f"01 my_chapter_1  {_marks(ch01, '✗', '✓')}  {FULL1 - 3}/{FULL1} points",
         "    q1 ✗ Close, but the scores are not scaled: divide Q K^T by sqrt(d_k) before the "
         "softmax.",
-        "total: 9/12 points; 4 of 5 questions pass now, 1 not yet, 0 not attempted",
+        f"total: {FULL1 - 3}/{FULL1} points; {N1 - 1} of {N1} questions pass now, 1 not yet, "
+        "0 not attempted",
     ]
 
 
@@ -81,16 +96,16 @@ def test_a_notebook_that_does_not_run_gets_its_reason(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     # It exits after its cells, before its functions are called: no question is graded.
     assert lines[:2] == [
-        "01_exits  q1 ✗  q2 ✗  q3 ✗  q4 ✗  q5 ✗  0/12 points",
-        "    q1, q2, q3, q4, q5 ✗ not graded: the notebook stopped first.",
+        f"01_exits  {_marks(ch01, '✗'):<{WIDTH}}  0/{FULL1} points",
+        f"    {', '.join(q.name for q in ch01.QUESTIONS)} ✗ not graded: the notebook stopped first.",
     ]
     assert lines[2].startswith("    did not run to the end: the notebook ended the grading")
     assert lines[3:] == [
-        "05_alibi  q1 ○  q2 ○  q3 ○  q4 ○        0/10 points",
+        f"05_alibi  {_marks(ch05, '○'):<{WIDTH}}  0/{FULL5} points",
         f"    a cell raised an error: cell {last}: ZeroDivisionError: division by zero",
         "notes     could not be read: the file is not a notebook: it is not valid JSON",
-        "total: 0/22 points; 0 of 9 questions pass now, 5 not yet, 4 not attempted; "
-        "2 of 3 notebooks did not run to the end",
+        f"total: 0/{FULL1 + FULL5} points; 0 of {N1 + N5} questions pass now, {N1} not yet, "
+        f"{N5} not attempted; 2 of 3 notebooks did not run to the end",
     ]
 
 
@@ -100,8 +115,8 @@ def test_a_progress_cell_in_a_graded_notebook_grades_nothing_again(tmp_path, cap
     cell = "import posenc_lib.grading.progress as p\nassert p.progress() == []"
     (tmp_path / "01_asks.ipynb").write_text(solutions_with(last=cell), encoding="utf-8")
     (row,) = progress(tmp_path)
-    assert (row.status, row.score, row.failed_cells) == ("ok", 12, [])
-    assert capsys.readouterr().out.splitlines()[0].endswith("12/12 points")
+    assert (row.status, row.score, row.failed_cells) == ("ok", FULL1, [])
+    assert capsys.readouterr().out.splitlines()[0].endswith(f"{FULL1}/{FULL1} points")
 
 
 def test_the_sentence_is_shortened_to_one_line():

@@ -47,6 +47,8 @@ def test_what_a_submission_prints_reaches_nobody(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "1 ok" in done.stdout
     assert "LEAKED-MARKER" not in done.stdout + done.stderr
-    assert (tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[3] == "12"
+    assert (tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[3] == str(
+        FULL
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "loud.ipynb"]  # cwd untouched
     assert "grading:" not in done.stderr  # the progress bar: on a terminal only, not in a pipe

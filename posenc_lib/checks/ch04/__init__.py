@@ -4,6 +4,9 @@ encoder–decoder attention.
     from posenc_lib.checks.ch04 import q1, q2, q3, q4, q5
     q1.check(diagonal_spread); q1.hint(); q1.solution()
 
+and four concept questions, c1 to c4 (``concepts``), answered with a value:
+``c1.check(answer_c1)``.
+
 The references are the library's functions (``toeplitz.diagonal_spread``,
 ``ch04_relative.shaw_logits``, ``relative.t5_relative_position_bucket``,
 ``relative.RelativePositionBias``' convention, ``ch04_encdec.cross_attention``); each usual mistake is recomputed and, when the
@@ -12,10 +15,25 @@ learner's answer matches it, named.
 
 from __future__ import annotations
 
+from posenc_lib.checks.ch04.concepts import CONCEPTS, c1, c2, c3, c4
 from posenc_lib.checks.ch04.cross_attention import CrossAttention
 from posenc_lib.checks.ch04.spread_and_shaw import DiagonalSpread, ShawLogits
 from posenc_lib.checks.ch04.t5_buckets import RelativeBias, T5Bucket
 
 q1, q2, q3, q4 = DiagonalSpread(), ShawLogits(), T5Bucket(), RelativeBias()
 q5 = CrossAttention()
-QUESTIONS = (q1, q2, q3, q4, q5)
+QUESTIONS = (q1, q2, q3, q4, q5, *CONCEPTS)
+
+__all__ = [
+    "CONCEPTS",
+    "QUESTIONS",
+    "c1",
+    "c2",
+    "c3",
+    "c4",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "q5",
+]

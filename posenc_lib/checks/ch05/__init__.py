@@ -4,6 +4,9 @@ how much attention reaches past a distance.
     from posenc_lib.checks.ch05 import q1, q2, q3, q4
     q1.check(alibi_slopes); q1.hint(); q1.solution()
 
+and four concept questions, c1 to c4 (``concepts``), answered with a value:
+``c1.check(answer_c1)``.
+
 The references are the library's own (``alibi_slopes``, ``alibi_bias``, ``analysis.ch05_alibi``); the
 sentences name the usual mistakes (slopes for the wrong head count, the sign flipped, the mask
 missing or on the wrong side, log base 10, an off-by-one distance) by recomputing them.
@@ -11,10 +14,24 @@ missing or on the wrong side, log base 10, an off-by-one distance) by recomputin
 
 from __future__ import annotations
 
+from posenc_lib.checks.ch05.concepts import CONCEPTS, c1, c2, c3, c4
 from posenc_lib.checks.ch05.reach import FarAttention, Window, _beyond
 from posenc_lib.checks.ch05.slopes_and_bias import CausalBias, Slopes, _bias
 
 q1, q2, q3, q4 = Slopes(), CausalBias(), Window(), FarAttention()
-QUESTIONS = (q1, q2, q3, q4)
+QUESTIONS = (q1, q2, q3, q4, *CONCEPTS)
 
-__all__ = ["QUESTIONS", "_beyond", "_bias", "q1", "q2", "q3", "q4"]
+__all__ = [
+    "CONCEPTS",
+    "QUESTIONS",
+    "_beyond",
+    "_bias",
+    "c1",
+    "c2",
+    "c3",
+    "c4",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+]

@@ -5,6 +5,9 @@ whose slowest pair does not wrap within a context.
     from posenc_lib.checks.ch06 import q1, q2, q3, q4, q5
     q1.check(apply_rope); q1.hint(); q1.solution()
 
+and four concept questions, c1 to c4 (``concepts``), answered with a value:
+``c1.check(answer_c1)``.
+
 The references are the library's (``rope.apply_rope`` through ``ch06_rope.rotate``,
 ``ch06_rope.decay_bound``, ``ch06_rope.convert_projection``, ``ch06_beyond.smallest_base``); each usual mistake is recomputed and,
 when the learner's answer matches it, named.
@@ -14,7 +17,22 @@ from __future__ import annotations
 
 from posenc_lib.checks.ch06.base import SmallestBase
 from posenc_lib.checks.ch06.bound_and_layout import DecayBound, FixLayout
+from posenc_lib.checks.ch06.concepts import CONCEPTS, c1, c2, c3, c4
 from posenc_lib.checks.ch06.rotation import ApplyRope, SpreadAtOffset
 
 q1, q2, q3, q4, q5 = ApplyRope(), SpreadAtOffset(), DecayBound(), FixLayout(), SmallestBase()
-QUESTIONS = (q1, q2, q3, q4, q5)
+QUESTIONS = (q1, q2, q3, q4, q5, *CONCEPTS)
+
+__all__ = [
+    "CONCEPTS",
+    "QUESTIONS",
+    "c1",
+    "c2",
+    "c3",
+    "c4",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "q5",
+]

@@ -1,0 +1,172 @@
+"""Chapter 6's concept questions (1 point each), answered in the exercises notebook:
+
+- c1 (number): how many positions pair 0 takes to turn once at base 10000, D = 64;
+- c2 (choice): what RoPE turns (queries and keys, not values) and what the score then depends on;
+- c3 (choice): weights made for one layout of the pairs, run with the other;
+- c4 (choice): how the base should relate to the context (the slowest wavelength, not "base >
+  context").
+
+Every number in a statement is one chapter 6 prints; the numeric answer is computed with the
+library's ``rope_inv_freq``, not typed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
+from posenc_lib.rope_scaling import rope_inv_freq
+
+
+def _wavelength(pair: int, head_dim: int = 64, base: float = 10000.0) -> float:
+    """Positions per full turn of RoPE's pair ``pair``: 2 pi / theta_pair, in float64."""
+    theta = rope_inv_freq(head_dim, base, dtype=torch.float64)[0]  # (D/2,)
+    return 2 * math.pi / float(theta[pair])
+
+
+c1 = Numeric(
+    "c1",
+    prompt="RoPE with base 10000 and head dimension D = 64. Roughly how many positions does pair 0 "
+    "(the fastest) take to turn once, back to the angle it started at?",
+    answer=lambda: 2 * math.pi / float(rope_inv_freq(64, 10000.0)[0][0]),  # theta_0 = 1
+    rel_tol=0.05,
+    unit="positions",
+    why="2π / θ_0 ≈ 6.28: pair 0 turns θ_0 = base^0 = 1 radian per position whatever the base, so it "
+    "comes back after 2π positions (section 2; section 9's radix reading: the units digit).",
+    mistakes=(
+        Mistake(
+            1.0,
+            "1 is θ_0, the angle pair 0 turns per position (in radians), not its period. A full turn "
+            "is 2π radians, so it takes 2π / θ_0 positions (sections 2 and 9).",
+        ),
+        Mistake(
+            _wavelength(31),
+            "about 47,000 positions is the wavelength of the slowest pair, i = D/2 − 1 = 31, "
+            "2π · base^(62/64). Pair 0 is the fastest: θ_0 = base^0 = 1 (sections 2 and 9).",
+        ),
+        Mistake(
+            2 * math.pi * 10000,
+            "2π · base ≈ 62,832 is the seeds' wavelength of a pair turning 1/base per position; no "
+            "pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian per position "
+            "(section 9).",
+        ),
+    ),
+    section="section 2 of this chapter",
+)
+
+c2 = MultipleChoice(
+    "c2",
+    prompt="What does RoPE turn, and what is left of the positions m (query) and n (key) in a score?",
+    choices=(
+        Choice(
+            "a",
+            "The query, the key and the value, each by its own position; the score depends on m − n.",
+            why="Values are not turned: turned values carry their absolute angle into the output, "
+            "which then moves by 0.813 (RMS 0.289) when the whole text shifts by one position "
+            "(section 2, why not the values).",
+        ),
+        Choice(
+            "b",
+            "Only the query, by its position m; the score then depends on m − n.",
+            why="With the key left unturned, nothing cancels the query's angle: the score would "
+            "depend on m itself. Both turn, so that ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ "
+            "(section 1).",
+        ),
+        Choice(
+            "c",
+            "The query and the key, pair by pair, by position × θ_i; the score depends on m − n "
+            "only.",
+            why="RoPE turns q by m·θ_i and k by n·θ_i in each pair, and ⟨R_m q, R_n k⟩ depends on "
+            "m − n alone: scores sharing an offset agree below 1e-10 over 262,144 position pairs "
+            "(sections 1 and 2).",
+        ),
+        Choice(
+            "d",
+            "The word embedding, once, before the first layer, like chapter 3's added vectors.",
+            why="RoPE adds nothing to the words and turns q and k inside every attention layer. "
+            "Added vectors give scores that depend on m and n: they spread by 42.95 along one "
+            "offset, where RoPE's spread is below 1e-10 (section 2).",
+        ),
+    ),
+    answer="c",
+    section="sections 1 and 2 of this chapter",
+)
+
+c3 = MultipleChoice(
+    "c3",
+    prompt="A checkpoint's W_q and W_k were trained with interleaved pairs (dims 2i, 2i+1). You run "
+    "them with the half layout (dims i, i + D/2) without converting. What happens?",
+    choices=(
+        Choice(
+            "a",
+            "Logits with m = n stay exact, but off the diagonal they go wrong; from about 8 tokens "
+            "the error is as large as the logits. Reordering W_q's and W_k's columns fixes it.",
+            why="On the diagonal nothing turns in either layout; elsewhere the wrong dims turn "
+            "together (relative error 0.36 at 1 token, 1.00 at 8 to 15). `convert_projection` "
+            "(Llama's permute()) repairs it to rounding (section 3).",
+        ),
+        Choice(
+            "b",
+            "Nothing: both layouts turn by the same angles, so the logits are the same.",
+            why="The layouts are the same rotation only up to a reordering of the dims; weights "
+            "must be reordered with them. Unconverted, logits one token apart are a third off "
+            "(relative error 0.36), and 1.00 at 8 to 15 tokens (section 3).",
+        ),
+        Choice(
+            "c",
+            "It stops with a shape error, since the pairs do not match.",
+            why="Both layouts take the same (…, D) tensors, so nothing crashes: the model runs and "
+            "reads distances wrong, which is why the bug survives (section 3).",
+        ),
+        Choice(
+            "d",
+            "Only the logits of a token with itself (m = n) go wrong; all other distances are fine.",
+            why="The other way round: at m = n nothing turns, so those logits are exact; every "
+            "other distance is wrong, more so further away (section 3).",
+        ),
+    ),
+    answer="a",
+    section="section 3 of this chapter",
+)
+
+c4 = MultipleChoice(
+    "c4",
+    prompt="Why do long-context models use larger RoPE bases, and how large must the base be?",
+    choices=(
+        Choice(
+            "a",
+            "The base must be larger than the context, or the model fails past the base.",
+            why="This is the seeds' rule, loose and wrong as a must: Mistral 7B v0.1 pairs base "
+            "10,000 with 32,768 positions, and its slowest pair still turns less than once "
+            "(wavelength 54,410) (section 9).",
+        ),
+        Choice(
+            "b",
+            "So that the slowest pair, with wavelength 2π·base^((D−2)/D), turns less than once over "
+            "the context; for D = 128 that needs a base of only about the context / 5.5.",
+            why="Past one turn the slowest pair cannot tell near from far on its own. For "
+            "D = 128 a 32,768-token context needs base ≥ 5,974, the context / 5.5 (section 9's "
+            "table).",
+        ),
+        Choice(
+            "c",
+            "A larger base makes pair 0 turn more slowly, so that neighbouring tokens are told "
+            "apart more finely.",
+            why="Pair 0 turns θ_0 = base^0 = 1 radian per position at any base; the base sets the "
+            "slow end of the ladder, not the fast one (sections 2 and 9).",
+        ),
+        Choice(
+            "d",
+            "So that every pair, the fastest included, turns less than once over the context.",
+            why="No base can do that: pair 0 turns θ_0 = 1 radian per position in every model and "
+            "comes back every 2π ≈ 6.3 positions; only the slowest pair is meant to stay within "
+            "one turn (sections 2 and 9).",
+        ),
+    ),
+    answer="b",
+    section="section 9 of this chapter",
+)
+
+CONCEPTS = (c1, c2, c3, c4)

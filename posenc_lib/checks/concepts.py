@@ -1,0 +1,484 @@
+"""Concept questions: a chapter's multiple-choice and numeric questions on its ideas, graded like
+its coding questions (1 point each, in its ``QUESTIONS``).
+
+    from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
+    c1 = MultipleChoice("c1", prompt="...", choices=(Choice("a", "...", why="..."), ...),
+                        answer="b", section="section 3 of this chapter")
+    c2 = Numeric("c2", prompt="...", answer=lambda: ..., rel_tol=0.05, why="...",
+                 mistakes=(Mistake(6.28, "..."),), section="...")
+
+In the notebook: ``c1.ask()`` shows the question, the learner sets ``answer_c1 = "b"`` (a letter)
+or ``answer_c2 = 6.28`` (a number), ``c1.check(answer_c1)`` shows the verdict, ``c1.hint()`` points
+at the section that teaches it, ``c1.solution()`` explains the answer. The grader reads the
+variable ``answer_c1`` (``c1.function``) from the notebook's namespace after running its cells.
+
+Unlike a coding question, a concept question takes a *value*, never a function, and calls nothing:
+``run`` records the value as one returned ``Outcome``, and ``_judge`` reads it strictly
+(``type(v) is str``...), so a ``str`` subclass or an object with a rigged ``__eq__`` fails with a
+sentence, in the notebook and in the grader alike (the grader's child sends only exact ``str``,
+``int``, ``float``, ``bool`` or None, and for anything else its type's name: the sentences here
+depend on nothing more). A wrong option fails with its ``why``; a number near a ``Mistake`` fails
+with that mistake's ``why`` (a *named mistake*, which the class report ranks); any other wrong
+number fails with a sentence that does not give the answer away.
+
+What a quiz display reads (``posenc_lib.checks.quiz``): ``q.prompt``, ``q.section``; for a
+``MultipleChoice`` ``q.choices`` and ``q.answer`` (the right key; ``q.right`` is its ``Choice``);
+for a ``Numeric`` ``q.value`` (the answer, computed once at construction), ``q.shown_value``
+(``q.value`` to 3 significant digits, the same on every CPU), ``q.rel_tol``, ``q.why``,
+``q.mistakes``, ``q.unit`` and ``q.working`` (the source of the answer's function, or "").
+``markup_html(text)`` renders `code` spans. The definitions are checked when built: a course author
+gets a ``ValueError`` naming what to fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import inspect
+import math
+import re
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from posenc_lib.checks.question import MAX_MESSAGE, Case, Question, _Missing
+from posenc_lib.checks.run import NOT_ATTEMPTED, RETURNED, Outcome
+from posenc_lib.checks.verdicts import FAIL, PASS, Verdict, show
+
+MAX_TEXT = 100  # characters of an answer read as text; the grader's child sends no more than 101
+MAX_WHY = 330  # characters of a ``why``: with its lead-in, a verdict shows it whole
+_LEAD = 'not yet: "(e)" is not the answer. '  # the longest lead-in a ``why`` gets
+_LETTER = re.compile(r"\(?\s*([A-Za-z])\s*[).:]?")  # "b", "B", "(b)", "b)", "b.", " ( b ) "
+_NUMBERISH = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option of a multiple-choice question.
+
+    key: one lower-case letter ("a", "b"...); text: the option as shown (plain text and Unicode,
+    `code` in backticks, no $math$); why: for a wrong option, why it is wrong (the misconception,
+    where the lecture shows otherwise); for the right one, why it is right.
+    """
+
+    key: str
+    text: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A named wrong number for a numeric question: what a learner giving it most likely did."""
+
+    value: float
+    why: str
+
+
+def type_name(value) -> str:
+    """The name of ``value``'s own type, read without running anything the type defines."""
+    return _TYPE_NAME.__get__(type(value))
+
+
+_TYPE_NAME = type.__dict__["__name__"]
+
+
+def format_number(value) -> str:
+    """An int exactly; a float to 3 significant digits (the same on every CPU), without an
+    exponent between 0.001 and a million: 62831.85 -> "62800", 0.0314159 -> "0.0314"."""
+    if type(value) is int:
+        return str(value) if abs(value) < 10**15 else f"{float(value):.3g}"
+    value = float(value)
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    exponent = math.floor(math.log10(abs(float(f"{value:.2e}"))))
+    if not -3 <= exponent < 6:
+        return f"{value:.2e}".replace("e+0", "e").replace("e-0", "e-").replace("e+", "e")
+    decimals = max(0, 2 - exponent)
+    return f"{round(value, 2 - exponent):.{decimals}f}"
+
+
+def markup_html(text: str) -> str:
+    """Plain text as HTML: escaped, with `code` spans as <code>."""
+    parts = html.escape(text, quote=False).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+class _Unset:
+    """check() was called without an answer: read it from the notebook."""
+
+
+_UNSET = _Unset()
+
+
+class Concept(Question):
+    """What both kinds share: answered with a value in ``answer_cN``, 1 point, no hidden inputs."""
+
+    points = 1
+    kind = ""  # "multiple choice" or "numeric"
+
+    def __init__(self, name: str, prompt: str, section: str):
+        super().__init__()
+        _require(isinstance(name, str) and re.fullmatch(r"c[1-9]\d?", name), name,
+                 'name must be "c1", "c2", ...')  # fmt: skip
+        _require_text(prompt, name, "prompt")
+        _require_text(section, name, "section")
+        self.name, self.prompt, self.section = name, prompt.strip(), section.strip()
+        self.function = f"answer_{name}"
+        self.title = textwrap.shorten(self.prompt.replace("`", ""), 90, placeholder=" ...")
+
+    # -- the two halves of a check: the value is recorded, never called -----------------------------
+    def cases(self, seed: int = 0) -> list[Case]:
+        """One case, "your answer", on the public seed; a concept question has no hidden inputs."""
+        return [Case((), "your answer")] if seed == 0 else []
+
+    def run(self, value, cases=None) -> list[Outcome]:
+        """The learner's value as one returned Outcome; nothing is called."""
+        return [Outcome(RETURNED, value)]
+
+    def diagnose(self, case, value):  # pragma: no cover - _judge reads the value itself
+        raise NotImplementedError
+
+    def _judge(self, cases, outcomes) -> tuple[str, str]:
+        if not outcomes:
+            return FAIL, "not graded: no answer was read."
+        outcome = outcomes[0]
+        if outcome.kind != RETURNED:
+            return FAIL, f"`{self.function}` could not be read ({outcome.kind})."
+        if outcome.value is None:
+            return NOT_ATTEMPTED, self.not_attempted
+        return self.read(outcome.value)
+
+    def read(self, value) -> tuple[str, str]:
+        """(status, sentence) for a learner's value that is not None."""
+        raise NotImplementedError
+
+    @property
+    def not_attempted(self) -> str:
+        raise NotImplementedError
+
+    def missing(self) -> Verdict:
+        """The verdict when the notebook has no variable ``answer_cN`` at all."""
+        return Verdict(self.name, NOT_ATTEMPTED,
+                       f"there is no variable `{self.function}` yet: run the cell that sets it "
+                       "(or add it back), then check again.", 0, self.points)  # fmt: skip
+
+    def evaluate(self, value) -> Verdict:
+        """The Verdict for ``value``, without showing it."""
+        if type(value) is _Missing:  # scorecard(): the notebook has no such variable
+            return self.missing()
+        return self.judge(self.cases(0), self.run(value))
+
+    def check(self, value=_UNSET) -> Verdict:
+        """Check the learner's answer; show and return the Verdict. ``c1.check(answer_c1)``."""
+        if value is _UNSET:
+            import __main__
+
+            namespace = vars(__main__)
+            if self.function not in namespace:
+                verdict = self.missing()
+                verdict._ipython_display_()
+                return verdict
+            value = namespace[self.function]
+        verdict = self.evaluate(value)
+        verdict._ipython_display_()
+        return verdict
+
+    # -- showing ------------------------------------------------------------------------------------
+    def ask(self) -> None:
+        """Show the question (the prompt and the options, or the unit asked for); no answer."""
+        text, markup = self._asked()
+        show({"text/plain": text, "text/html": markup})
+
+    def hint(self, number: int | None = None) -> None:
+        text = f"{self.name}: hint: {self.hints[0]}"
+        show({"text/plain": text, "text/html": markup_html(text)})
+
+    def _asked(self) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def _head(self) -> tuple[str, str]:
+        plain = f"{self.name} ({self.kind}, {self.points} point): {self.prompt}"
+        markup = (
+            f"<p><b>{self.name}</b> <i>({self.kind}, {self.points} point)</i>: "
+            f"{markup_html(self.prompt)}</p>"
+        )
+        return plain, markup
+
+
+class MultipleChoice(Concept):
+    """A question with 3 to 5 options, exactly one right, answered with its letter as a str.
+
+    answer: the right option's key; section: where the lecture teaches it ("section 3 of this
+    chapter").
+    """
+
+    kind = "multiple choice"
+
+    def __init__(self, name: str, prompt: str, choices: tuple[Choice, ...], answer: str,
+                 section: str):  # fmt: skip
+        super().__init__(name, prompt, section)
+        _require(isinstance(choices, tuple) and all(type(c) is Choice for c in choices), name,
+                 "choices must be a tuple of Choice(key, text, why)")  # fmt: skip
+        _require(3 <= len(choices) <= 5, name, f"give 3 to 5 choices, not {len(choices)}")
+        keys = [c.key for c in choices]
+        _require(keys == list("abcde"[: len(choices)]), name,
+                 f'the choices\' keys must be "a", "b", ... in order, one letter each; got {keys}')  # fmt: skip
+        for c in choices:
+            _require_text(c.text, name, f"choice {c.key}'s text")
+            _require_text(c.why, name, f"choice {c.key}'s why", MAX_WHY)
+        texts = [" ".join(c.text.lower().split()) for c in choices]
+        _require(len(set(texts)) == len(texts), name, "two choices have the same text")
+        _require(isinstance(answer, str) and answer in keys, name,
+                 f"answer must be the key of the one right choice, one of {keys}; got {answer!r}")  # fmt: skip
+        self.choices, self.answer = choices, answer
+        self.right = choices[keys.index(answer)]
+        self.hints = (
+            f"re-read {self.section}; then take the options one at a time and ask whether "
+            "something the lecture printed contradicts it.",
+        )
+
+    @property
+    def letters(self) -> str:
+        """ "a", "b", "c" or "d" """
+        keys = [f'"{c.key}"' for c in self.choices]
+        return ", ".join(keys[:-1]) + f" or {keys[-1]}"
+
+    @property
+    def not_attempted(self) -> str:
+        return f'set {self.function} to one letter, e.g. {self.function} = "b", then run the check.'
+
+    def read(self, value) -> tuple[str, str]:
+        ask = f'answer with one letter in quotes, e.g. {self.function} = "b"'
+        kind = type(value)
+        if kind is bool:
+            return FAIL, f"`{self.function}` is {value}, a yes/no value; {ask}."
+        if kind is int or kind is float:
+            return FAIL, (
+                f"`{self.function}` is a number, but this question is answered with the letter of "
+                f"an option: {ask}."
+            )
+        if kind is not str:
+            return FAIL, f"`{self.function}` is {_a(type_name(value))}, not a letter: {ask}."
+        if len(value) > MAX_TEXT:
+            return FAIL, f"`{self.function}` is a long text; {ask}."
+        text = value.strip()
+        if not text:
+            return FAIL, f"`{self.function}` is an empty string: put one letter between the quotes."
+        match = _LETTER.fullmatch(text)
+        if match is None:
+            folded = " ".join(text.lower().split())
+            if any(folded == " ".join(c.text.lower().split()) for c in self.choices):
+                return FAIL, (
+                    f"`{self.function}` holds the text of an option; answer with its letter "
+                    f"({self.letters})."
+                )
+            letters = [ch for ch in text.lower() if ch.isalpha()]
+            if 1 < len(letters) <= len(self.choices) and all(
+                ch in "abcde"[: len(self.choices)] for ch in letters
+            ):
+                return FAIL, (
+                    f"`{self.function}` names {len(letters)} options; exactly one is right: "
+                    "pick one letter."
+                )
+            return FAIL, f"`{self.function}` is not one letter; {ask}."
+        key = match.group(1).lower()
+        if key not in [c.key for c in self.choices]:
+            return FAIL, (
+                f'there is no option "{key}": the options are {self.letters}; pick one of them.'
+            )
+        if key == self.answer:
+            return PASS, f"well done: {self.right.why}"
+        chosen = next(c for c in self.choices if c.key == key)
+        return FAIL, f'not yet: "({key})" is not the answer. {chosen.why}'
+
+    def _asked(self) -> tuple[str, str]:
+        plain, markup = self._head()
+        lines = [plain, *(f"  ({c.key}) {c.text}" for c in self.choices)]
+        lines.append(f"Set {self.function} to one letter ({self.letters}), then run "
+                     f"{self.name}.check({self.function}).")  # fmt: skip
+        items = "".join(
+            f'<li style="list-style: none">({c.key}) {markup_html(c.text)}</li>'
+            for c in self.choices
+        )
+        markup += (
+            f'<ul style="padding-left: 1em">{items}</ul><p>Set <code>{self.function}</code> to '
+            f"one letter ({self.letters}), then run "
+            f"<code>{self.name}.check({self.function})</code>.</p>"
+        )
+        return "\n".join(lines), markup
+
+    def solution(self) -> None:
+        """Show the right option and why it is right."""
+        option = self.right.text.rstrip(".")
+        text = f"{self.name}: the answer is ({self.right.key}) {option}. {self.right.why}"
+        markup = (
+            f"<p><b>{self.name}</b>: the answer is ({self.right.key}) "
+            f"{markup_html(option)}. {markup_html(self.right.why)}</p>"
+        )
+        show({"text/plain": text, "text/html": markup})
+
+
+class Numeric(Concept):
+    """A question answered with one number (an int or a float).
+
+    answer: a zero-argument function computing the value with the library or ``math`` (never a
+    typed-in constant); rel_tol: the relative error accepted (0.05 for "roughly"); why: how the
+    answer is worked out; mistakes: named wrong numbers, each outside the accepted band and far
+    enough from the others to tell apart; unit: the unit asked for ("positions"), or "".
+    """
+
+    kind = "numeric"
+
+    def __init__(self, name: str, prompt: str, answer: Callable[[], float], rel_tol: float,
+                 why: str, mistakes: tuple[Mistake, ...], section: str, unit: str = ""):  # fmt: skip
+        super().__init__(name, prompt, section)
+        _require(callable(answer) and not isinstance(answer, (int, float)), name,
+                 "answer must be a zero-argument function that computes the value with the "
+                 "library (e.g. answer=lambda: ...), not a number")  # fmt: skip
+        _require(type(rel_tol) is float and 0 < rel_tol <= 0.5, name,
+                 f"rel_tol must be a float in (0, 0.5], e.g. 0.05; got {rel_tol!r}")  # fmt: skip
+        _require_text(why, name, "why", MAX_WHY)
+        _require(isinstance(unit, str), name, "unit must be a str")
+        _require(isinstance(mistakes, tuple) and all(type(m) is Mistake for m in mistakes), name,
+                 "mistakes must be a tuple of Mistake(value, why)")  # fmt: skip
+        value = answer()
+        _require(type(value) in (int, float) and math.isfinite(value), name,
+                 f"answer() must return a finite int or float; it returned {value!r}")  # fmt: skip
+        self.answer, self.value, self.rel_tol = answer, value, rel_tol
+        self.why, self.unit, self.mistakes = why.strip(), unit.strip(), mistakes
+        for m in mistakes:
+            _require(type(m.value) in (int, float) and math.isfinite(m.value), name,
+                     f"a mistake's value must be a finite number; got {m.value!r}")  # fmt: skip
+            _require_text(m.why, name, f"the why of mistake {m.value!r}", MAX_WHY)
+            _require(self._apart(m.value, value), name,
+                     f"mistake {m.value!r} lies within rel_tol of the answer "
+                     f"{format_number(value)}: it would pass, or be both right and wrong")  # fmt: skip
+        for i, m in enumerate(mistakes):
+            for other in mistakes[i + 1 :]:
+                _require(self._apart(m.value, other.value), name,
+                         f"mistakes {m.value!r} and {other.value!r} are within rel_tol of each "
+                         "other: a number near both could not be named")  # fmt: skip
+        self.shown_value = format_number(value)
+        self.working = _source(answer)
+        self.hints = (
+            f"re-read {self.section}; write the formula first, then put in the numbers"
+            + (f" (the answer is in {self.unit})." if self.unit else "."),
+        )
+
+    def _apart(self, a: float, b: float) -> bool:
+        """True when no number is within rel_tol of both ``a`` and ``b``."""
+        return abs(a - b) > self.rel_tol * (abs(a) + abs(b))
+
+    def near(self, got: float, target: float) -> bool:
+        return abs(got - target) <= self.rel_tol * abs(target)
+
+    @property
+    def not_attempted(self) -> str:
+        return (
+            f"set {self.function} to a number (an int or a float, no quotes), then run the check."
+        )
+
+    def read(self, value) -> tuple[str, str]:
+        ask = f"set {self.function} to one number, without quotes"
+        kind = type(value)
+        if kind is bool:
+            return FAIL, f"`{self.function}` is {value}, a yes/no value; {ask}."
+        if kind is str:
+            text = value.strip()
+            if len(value) <= MAX_TEXT and _NUMBERISH.fullmatch(text):
+                return FAIL, (
+                    f"`{self.function}` is a string; write the number without quotes, "
+                    f"{self.function} = {text}."
+                )
+            return FAIL, f"`{self.function}` is a string, not a number; {ask}."
+        if kind is not int and kind is not float:
+            return FAIL, f"`{self.function}` is {_a(type_name(value))}, not a number; {ask}."
+        try:
+            got = float(value)
+        except OverflowError:
+            return FAIL, f"`{self.function}` is too large to be the answer; {ask}."
+        if math.isnan(got):
+            return FAIL, f"`{self.function}` is NaN (not a number): {ask}."
+        if math.isinf(got):
+            return FAIL, f"`{self.function}` is infinite; set it to a finite number."
+        if self.near(got, self.value):
+            return PASS, f"well done: {self.why}"
+        for mistake in self.mistakes:
+            if self.near(got, mistake.value):
+                return FAIL, f"not yet: {mistake.why}"
+        return FAIL, (
+            f"not yet: that is not the number {self.section} leads to. Re-read it, write the "
+            f"formula, then put in the numbers (`{self.name}.hint()` gives a nudge)."
+        )
+
+    def _asked(self) -> tuple[str, str]:
+        plain, markup = self._head()
+        unit = f" (in {self.unit})" if self.unit else ""
+        line = (
+            f"Set {self.function} to a number{unit}, then run {self.name}.check({self.function})."
+        )
+        markup += (
+            f"<p>Set <code>{self.function}</code> to a number{html.escape(unit)}, then run "
+            f"<code>{self.name}.check({self.function})</code>.</p>"
+        )
+        return f"{plain}\n{line}", markup
+
+    def solution(self) -> None:
+        """Show the answer (3 significant digits), how it is worked out, and the computation."""
+        unit = f" {self.unit}" if self.unit else ""
+        head = f"{self.name}: the answer is {self.shown_value}{unit}. {self.why}"
+        text, markup = head, f"<p>{markup_html(head)}</p>"
+        if self.working:
+            text += f"\nComputed as: {self.working}"
+            markup += f"<p>Computed as: <code>{html.escape(self.working)}</code></p>"
+        show({"text/plain": text, "text/html": markup})
+
+
+def _source(fn) -> str:
+    """The expression a lambda computes (or a function's body), from its source file; "" if it
+    cannot be read."""
+    try:
+        code = fn.__code__
+        lines, _ = inspect.findsource(fn)
+        tree = ast.parse("".join(lines))
+    except (AttributeError, OSError, TypeError, SyntaxError):
+        return ""
+    source = "".join(lines)
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Lambda, ast.FunctionDef))
+        and node.lineno == code.co_firstlineno
+        and (not isinstance(node, ast.FunctionDef) or node.name == code.co_name)
+    ]
+    if len(found) != 1:
+        return ""
+    node = found[0]
+    if isinstance(node, ast.Lambda):
+        segment = ast.get_source_segment(source, node.body) or ""
+    else:
+        segment = "\n".join(ast.get_source_segment(source, s) or "" for s in node.body)
+    return " ".join(segment.split()) if isinstance(node, ast.Lambda) else segment
+
+
+def _require(condition, name, problem: str) -> None:
+    if not condition:
+        raise ValueError(f"concept question {name!r}: {problem}.")
+
+
+def _require_text(text, name, what: str, limit: int | None = None) -> None:
+    _require(isinstance(text, str) and text.strip(), name, f"{what} must be a non-empty str")
+    _require("$" not in text, name,
+             f"{what} uses $: concept questions are plain text and Unicode, no $math$")  # fmt: skip
+    if limit is not None:
+        _require(len(text.strip()) <= limit, name,
+                 f"{what} has {len(text.strip())} characters; keep it to {limit} so a verdict "
+                 "shows it whole")  # fmt: skip
+
+
+if len(_LEAD) + MAX_WHY > MAX_MESSAGE:  # pragma: no cover - a verdict must show every why whole
+    raise ImportError("MAX_WHY is too long for a verdict's MAX_MESSAGE")
