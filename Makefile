@@ -22,7 +22,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
+.PHONY: setup lab hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -52,11 +52,33 @@ lab: setup
 	@echo "==> Opening JupyterLab on the course (Ctrl-C twice to stop)"
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
 
+# JupyterHub's proxy, configurable-http-proxy, a Node.js program: installed from the npm registry
+# as pinned in hub/package-lock.json (`npm ci`), into hub/node_modules/ (git-ignored); again only
+# when the lock changes. `make test` installs it too when npm is there, for the hub's browser test.
+HUB_PROXY := hub/node_modules/.installed
+$(HUB_PROXY): hub/package-lock.json | $(STAMP)
+	@command -v npm >/dev/null 2>&1 || { echo "make hub needs Node.js 20 or newer and npm for"; \
+		echo "JupyterHub's proxy: sudo apt-get install nodejs npm (or see nodejs.org), then again."; exit 1; }
+	@echo "==> Installing JupyterHub's proxy (configurable-http-proxy) into hub/node_modules/"
+	@cd hub && npm ci --no-audit --no-fund --loglevel=error > ../$(VENV)/hub-proxy.log 2>&1 || \
+		{ tail -n 30 ../$(VENV)/hub-proxy.log; echo "npm ci failed: see $(VENV)/hub-proxy.log"; exit 1; }
+	@touch $(HUB_PROXY)
+HUB_PROXY_IF_NPM := $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
+
+# The course on a local JupyterHub, for a teacher to try before asking for a real one
+# (docs/teaching-at-scale.md): HUB_USERS log in at http://127.0.0.1:HUB_PORT/ with the shared
+# password it prints, each with their own copy of the notebooks in build/hub/users/<name>/.
+# Ctrl-C stops the hub, its proxy and every user's server.
+HUB_PORT ?= 8000
+HUB_USERS ?= alice bob carol
+hub: setup $(HUB_PROXY)
+	@$(BIN)/python -m tools.hub serve --port $(HUB_PORT) --users "$(HUB_USERS)"
+
 # Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
 # needs (a notebook's cells run in one kernel, top to bottom).
 PARALLEL := -n auto --dist loadfile
 
-test: setup lint
+test: setup lint $(HUB_PROXY_IF_NPM)
 	@echo "==> pytest: library tests, then every notebook under nbval"
 	$(BIN)/pytest $(PARALLEL)
 
@@ -133,6 +155,7 @@ experiment-real: setup
 # Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
 # served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.
 # DEMO_ARGS=--no-browser keeps it from opening a browser (on a remote or headless machine).
+# DEMO_ARGS=--quiz serves the chapter's concept questions as a quiz instead of its dashboard.
 CHAPTER ?=
 DEMO_PORT ?= 8866
 DEMO_ARGS ?=
@@ -146,4 +169,4 @@ site: setup
 	$(BIN)/python -m tools.site
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) hub/node_modules .pytest_cache .ruff_cache .hypothesis

@@ -138,10 +138,15 @@ def _inline(text: str) -> str:
 
 
 def three_digits(value: float) -> str:
-    """A number to 3 significant digits, as a reader writes it: 62,800; 6.28; 0.5; 1.23e-07."""
+    """A number to 3 significant digits, as a reader writes it: 62,800; 6.28; 0.5; 1.23e-07.
+
+    A whole number below a billion is shown whole (8,192, not 8,190): it is exact on every CPU.
+    """
     value = float(value)
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
+    if value.is_integer() and abs(value) < 1e9:
+        return f"{int(value):,}"
     rounded = float(f"{value:.2e}")  # 3 significant digits
     exponent = math.floor(math.log10(abs(rounded)))
     if exponent < -4 or exponent >= 9:

@@ -101,6 +101,8 @@ def convert(force: bool = False) -> Path:
         model.save_pretrained(work)
         tokenizer.save_pretrained(work)
         work.chmod(0o755)  # mkdtemp makes it private; a shared cache (a hub) must be readable
+        for path in work.iterdir():  # and so must its files (model.safetensors is written 0600)
+            path.chmod(0o644)
         if force and target.exists():
             shutil.rmtree(target, ignore_errors=True)
         try:

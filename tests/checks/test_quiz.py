@@ -265,3 +265,11 @@ def _inline_check(text: str) -> str:
     from posenc_lib.checks.quiz import _inline
 
     return _inline(text)
+
+
+def test_whole_numbers_show_whole_and_others_to_three_digits():
+    # A named mistake such as the trained context, 8,192, must not read as "8,190".
+    assert three_digits(8192) == "8,192"
+    assert three_digits(float(2**24 + 1)) == "16,777,217"
+    assert three_digits(2 * 3.141592653589793 * 10000) == "62,800"
+    assert three_digits(6.283185307179586) == "6.28"

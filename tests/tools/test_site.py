@@ -196,7 +196,9 @@ def test_a_cell_tagged_hide_input_is_collapsed_and_the_bar_follows_the_build(tmp
     assert check_site(built.folder, tmp_path / "src") == []
     printed, errors = capsys.readouterr()
     assert printed == ""
-    assert "website: 100%" in errors and "12/12" in errors  # 6 pages (with the quizzes page), each read and written
+    assert (
+        "website: 100%" in errors and "12/12" in errors
+    )  # 6 pages (with the quizzes page), each read and written
 
 
 FOLDERS = ("notebooks", "exercises", "solutions")

@@ -120,16 +120,6 @@ c3 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            "Yes: adding a vector to every row of the input cannot change how attention treats "
-            "a reordering.",
-            why=(
-                "The words move but the position vectors stay in their slots, so the new input is "
-                "not a reordering of the old one: the gap in section 5 is 8.1e-03 at s = 0.01 and "
-                "6.6e-01 at s = 1, far above rounding."
-            ),
-        ),
-        Choice(
-            "b",
             "No: the words move but the position vectors stay in their slots, so the gap grows "
             "with the strength s.",
             why=(
@@ -139,11 +129,21 @@ c3 = MultipleChoice(
             ),
         ),
         Choice(
+            "b",
+            "Yes: adding a vector to every row of the input cannot change how attention treats "
+            "a reordering.",
+            why=(
+                "The words move but the position vectors stay in their slots, so the new input is "
+                "not a reordering of the old one: the gap in section 5 is 8.1e-03 at s = 0.01 and "
+                "6.6e-01 at s = 1, far above rounding."
+            ),
+        ),
+        Choice(
             "c",
             "Only when s is about 1 or more: smaller position vectors are lost in float32 rounding.",
             why=(
-                "Even s = 0.01 gives a gap of 8.1e-03 in section 5, hundreds of times float32's "
-                "rounding level (below 1e-5 without positions). A small position signal breaks the "
+                "Even s = 0.01 gives a gap of 8.1e-03 in section 5, more than 800 times the 1e-5 "
+                "that rounding stays below without positions. A small position signal breaks the "
                 "symmetry a little; it is not lost."
             ),
         ),
@@ -157,7 +157,7 @@ c3 = MultipleChoice(
             ),
         ),
     ),
-    answer="b",
+    answer="a",
     section="section 5 of the lecture",
 )
 

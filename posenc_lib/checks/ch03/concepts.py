@@ -117,7 +117,7 @@ c2 = MultipleChoice(
 
 c3 = MultipleChoice(
     "c3",
-    prompt="What does the base 10000 of the sinusoidal encoding buy?",
+    prompt="What does the base 10000 of the sinusoidal encoding, ω_i = base^(−2i/D), buy?",
     choices=(
         Choice(
             "a",
@@ -144,7 +144,8 @@ c3 = MultipleChoice(
             why=(
                 "The slowest pair is i = D/2 − 1, so the longest wavelength is "
                 "2π · base^((D − 2)/D): 47,117 at D = 64, not 62,832 (section 1 of this "
-                "chapter)."
+                "chapter). Only tensor2tensor's other spacing of the frequencies reaches "
+                "exactly 2π · base (section 2)."
             ),
         ),
         Choice(

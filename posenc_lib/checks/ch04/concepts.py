@@ -72,7 +72,7 @@ c2 = Numeric(
     prompt=(
         "T5's encoder sorts offsets into 32 buckets, 16 for keys before the query, with "
         "max_distance = 128. From which distance on do all keys before the query share the last "
-        "bucket (one learned number)?"
+        "bucket (one learned number per head)?"
     ),
     answer=lambda: _last_bucket_start(bidirectional=True, num_buckets=32, max_distance=128),
     rel_tol=0.01,

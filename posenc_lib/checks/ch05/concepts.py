@@ -28,17 +28,17 @@ c1 = MultipleChoice(
     choices=(
         Choice(
             "a",
+            "It subtracts m·(i − j) from query i's score for key j, each head with its own fixed "
+            "slope m.",
+            why="ALiBi's bias is a straight line in the distance, −m·(i − j), one fixed slope per "
+            "head, zero parameters; the causal mask hides the keys after the query (section 1).",
+        ),
+        Choice(
+            "b",
             "It adds the vector (m_1·i, ..., m_H·i) to the word embedding of the token at position i.",
             why="ALiBi never touches the word vectors: the embeddings go into the model unchanged. "
             "The numbers m·j can be read as a table of position vectors (section 8), but they are "
             "added to the attention scores, not to the words (section 1).",
-        ),
-        Choice(
-            "b",
-            "It subtracts m·(i − j) from the score of query i against key j, with a fixed slope m "
-            "per head and no learned parameters.",
-            why="ALiBi's bias is a straight line in the distance, −m·(i − j), one fixed slope per "
-            "head, zero parameters; the causal mask hides the keys after the query (section 1).",
         ),
         Choice(
             "c",
@@ -49,12 +49,13 @@ c1 = MultipleChoice(
         ),
         Choice(
             "d",
-            "It learns one bias per bucket of distances, as a table of parameters.",
+            "It learns one bias per bucket of distances, a table of parameters shared by the "
+            "layers.",
             why="That is T5's relative bias of chapter 4. ALiBi learns nothing: its bias is a fixed "
             "line whose slopes are set before training (sections 1 and 2).",
         ),
     ),
-    answer="b",
+    answer="a",
     section="section 1 of this chapter (and its myth box)",
 )
 
@@ -103,6 +104,11 @@ c3 = Numeric(
             "m·d = ln 10, so d = ln(10)/m (section 3).",
         ),
         Mistake(
+            10.0,
+            "10 is the first whole distance at which the weight is below a tenth (section 3's "
+            "table); the factor is exactly 10 a little earlier, at d = ln(10)/m = 4 · ln 10.",
+        ),
+        Mistake(
             math.log(2) / _slope(2),
             "ln(2)/m ≈ 2.8 is where the weight has halved. A factor 10 needs m·d = ln 10 "
             "(section 3).",
@@ -136,15 +142,16 @@ c4 = MultipleChoice(
         ),
         Choice(
             "c",
-            "The bias lowers its weight at every distance, near keys included.",
+            "The bias lowers its weight at every distance, near keys included, compared with no "
+            "ALiBi.",
             why="Near the query the bias helps it: fewer competitors survive the penalty, so the "
             "key wins more weight than without ALiBi (0.98 against 0.068 at distance 1 in head 1). "
             "Only far away does the penalty hurt (section 6).",
         ),
         Choice(
             "d",
-            "The bias cancels its advantage at the distance a/m: 10 tokens for head 1 (m = 1/2), "
-            "1280 for head 8 (m = 1/256).",
+            "The bias cancels its advantage at a distance a/m: 10 tokens in head 1, 1280 in head "
+            "8.",
             why="ALiBi's bias m·d equals the content advantage a at d = a/m, so each head has its "
             "own reach, from 10 to 1280 tokens here. This recency prior is fixed before training "
             "(section 6).",

@@ -1,6 +1,7 @@
 """Chapter 6's concept questions (1 point each), answered in the exercises notebook:
 
-- c1 (number): how many positions pair 0 takes to turn once at base 10000, D = 64;
+- c1 (number): how many positions pair 0 takes to turn once at Llama 3's base 500,000, D = 128
+  (2π whatever the base);
 - c2 (choice): what RoPE turns (queries and keys, not values) and what the score then depends on;
 - c3 (choice): weights made for one layout of the pairs, run with the other;
 - c4 (choice): how the base should relate to the context (the slowest wavelength, not "base >
@@ -28,13 +29,14 @@ def _wavelength(pair: int, head_dim: int = 64, base: float = 10000.0) -> float:
 
 c1 = Numeric(
     "c1",
-    prompt="RoPE with base 10000 and head dimension D = 64. Roughly how many positions does pair 0 "
-    "(the fastest) take to turn once, back to the angle it started at?",
-    answer=lambda: 2 * math.pi / float(rope_inv_freq(64, 10000.0)[0][0]),  # theta_0 = 1
+    prompt="Llama 3 uses RoPE with base 500,000 and head dimension D = 128. Roughly how many "
+    "positions does its pair 0 (the fastest) take to turn once, back to the angle it started at?",
+    answer=lambda: _wavelength(0, head_dim=128, base=500_000.0),  # theta_0 = 1
     rel_tol=0.05,
     unit="positions",
     why="2π / θ_0 ≈ 6.28: pair 0 turns θ_0 = base^0 = 1 radian per position whatever the base, so it "
-    "comes back after 2π positions (section 2; section 9's radix reading: the units digit).",
+    "comes back after 2π positions in every model; the base sets only the slow end of the ladder "
+    "(section 2; section 9's radix reading: the units digit).",
     mistakes=(
         Mistake(
             1.0,
@@ -42,15 +44,21 @@ c1 = Numeric(
             "is 2π radians, so it takes 2π / θ_0 positions (sections 2 and 9).",
         ),
         Mistake(
-            _wavelength(31),
-            "about 47,000 positions is the wavelength of the slowest pair, i = D/2 − 1 = 31, "
-            "2π · base^(62/64). Pair 0 is the fastest: θ_0 = base^0 = 1 (sections 2 and 9).",
+            _wavelength(63, head_dim=128, base=500_000.0),
+            "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, i = D/2 − 1 = 63, "
+            "2π · base^(126/128) (section 9's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
+            "(sections 2 and 9).",
         ),
         Mistake(
-            2 * math.pi * 10000,
-            "2π · base ≈ 62,832 is the seeds' wavelength of a pair turning 1/base per position; no "
-            "pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian per position "
-            "(section 9).",
+            2 * math.pi * 500_000,
+            "2π · base ≈ 3,141,593 is the seeds' wavelength of a pair turning 1/base per position; "
+            "no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian per "
+            "position (section 9).",
+        ),
+        Mistake(
+            500_000.0,
+            "500,000 is the base. It sets the slowest pair's speed, not pair 0's: pair 0 turns "
+            "θ_0 = base^0 = 1 radian per position at any base (sections 2 and 9).",
         ),
     ),
     section="section 2 of this chapter",
@@ -85,8 +93,9 @@ c2 = MultipleChoice(
         Choice(
             "d",
             "The word embedding, once, before the first layer, like chapter 3's added vectors.",
-            why="RoPE adds nothing to the words and turns q and k inside every attention layer. "
-            "Added vectors give scores that depend on m and n: they spread by 42.95 along one "
+            why="RoPE turns q and k inside every attention layer, after W_q and W_k. A position "
+            "put into the input, as chapter 3's added vectors are, reaches the score through the "
+            "projections and leaves it depending on m and n: added vectors spread by 42.95 along one "
             "offset, where RoPE's spread is below 1e-10 (section 2).",
         ),
     ),
@@ -101,28 +110,31 @@ c3 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            "Logits with m = n stay exact, but off the diagonal they go wrong; from about 8 tokens "
-            "the error is as large as the logits. Reordering W_q's and W_k's columns fixes it.",
+            "Logits with m = n stay exact, the rest degrade with distance; reordering W_q's and "
+            "W_k's columns fixes it.",
             why="On the diagonal nothing turns in either layout; elsewhere the wrong dims turn "
             "together (relative error 0.36 at 1 token, 1.00 at 8 to 15). `convert_projection` "
             "(Llama's permute()) repairs it to rounding (section 3).",
         ),
         Choice(
             "b",
-            "Nothing: both layouts turn by the same angles, so the logits are the same.",
+            "Nothing: both layouts turn each pair by the same angles, so every logit comes out the "
+            "same.",
             why="The layouts are the same rotation only up to a reordering of the dims; weights "
             "must be reordered with them. Unconverted, logits one token apart are a third off "
             "(relative error 0.36), and 1.00 at 8 to 15 tokens (section 3).",
         ),
         Choice(
             "c",
-            "It stops with a shape error, since the pairs do not match.",
+            "It stops with a shape error at the first layer, since the dims no longer form the "
+            "pairs it expects.",
             why="Both layouts take the same (…, D) tensors, so nothing crashes: the model runs and "
             "reads distances wrong, which is why the bug survives (section 3).",
         ),
         Choice(
             "d",
-            "Only the logits of a token with itself (m = n) go wrong; all other distances are fine.",
+            "Only the logits of a token with itself (m = n) go wrong; the logits at every other "
+            "distance stay right.",
             why="The other way round: at m = n nothing turns, so those logits are exact; every "
             "other distance is wrong, more so further away (section 3).",
         ),
@@ -137,18 +149,20 @@ c4 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            "The base must be larger than the context, or the model fails past the base.",
-            why="This is the seeds' rule, loose and wrong as a must: Mistral 7B v0.1 pairs base "
-            "10,000 with 32,768 positions, and its slowest pair still turns less than once "
-            "(wavelength 54,410) (section 9).",
+            "The base must be larger than the context, or the model fails on any text longer than "
+            "the base.",
+            why="This is the seeds' rule, loose and wrong as a must: for D = 128 the slowest pair "
+            "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 pairs "
+            "base 10,000 with 32,768 positions (slowest wavelength 54,410; its 4,096-token sliding "
+            "window keeps the offsets it scores below its base) (section 9).",
         ),
         Choice(
             "b",
-            "So that the slowest pair, with wavelength 2π·base^((D−2)/D), turns less than once over "
-            "the context; for D = 128 that needs a base of only about the context / 5.5.",
-            why="Past one turn the slowest pair cannot tell near from far on its own. For "
-            "D = 128 a 32,768-token context needs base ≥ 5,974, the context / 5.5 (section 9's "
-            "table).",
+            "So that the slowest pair turns less than once over the context: for D = 128, base ≈ "
+            "context / 5.5 suffices.",
+            why="Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell "
+            "near from far on its own. For D = 128 a 32,768-token context needs base ≥ 5,974, the "
+            "context / 5.5 (section 9's table).",
         ),
         Choice(
             "c",
@@ -159,7 +173,8 @@ c4 = MultipleChoice(
         ),
         Choice(
             "d",
-            "So that every pair, the fastest included, turns less than once over the context.",
+            "So that every pair, the fastest included, turns less than once over the whole "
+            "context, however long.",
             why="No base can do that: pair 0 turns θ_0 = 1 radian per position in every model and "
             "comes back every 2π ≈ 6.3 positions; only the slowest pair is meant to stay within "
             "one turn (sections 2 and 9).",

@@ -33,21 +33,22 @@ c1 = MultipleChoice(
             "Relative encodings extrapolate: T5's bias and RoPE hold their perplexity at 8L about "
             "as well as ALiBi.",
             why="Relative is not enough: at 8L T5 is 3.00 times and RoPE 3.73 times worse than at "
-            "L, no better than NoPE; only ALiBi's penalty holds (0.96) (section 2).",
+            "L, not measurably better than NoPE's 3.14; only ALiBi's penalty holds (0.96) (section 2).",
         ),
         Choice(
             "c",
-            "ALiBi's perplexity at 8L is 0.96 of its value at L in every seed, yet its loss far "
-            "back is not measurably lower: the fall does not show that it uses the longer context.",
-            why="ALiBi alone holds, and fewer context-starved predictions at the start of each "
-            "window would explain most or all of its fall: its loss at positions 256-511 (1.005 "
-            "nats) is not measurably below 32-63 (1.017; standard error 0.038) (section 3b).",
+            "Only ALiBi holds at 8L (0.96 of its perplexity at L), and even it does not measurably "
+            "use the longer context.",
+            why="ALiBi alone holds, 0.96 in every seed, and fewer context-starved predictions at the "
+            "start of each window would explain most or all of its fall: its loss at positions "
+            "256-511 (1.005 nats) is not measurably below 32-63 (1.017; standard error 0.038) "
+            "(section 3b).",
         ),
         Choice(
             "d",
             "Past L every model got worse, ALiBi included; none can run on a longer input.",
             why="All but the learned tables run on longer inputs, and ALiBi does not get worse: its "
-            "perplexity at 8L is 0.96 of its value at L in every seed (section 1).",
+            "perplexity at 8L is 0.96 of its value at L in every seed (sections 1 and 2).",
         ),
     ),
     answer="c",
@@ -99,15 +100,16 @@ c3 = MultipleChoice(
         ),
         Choice(
             "b",
-            "It hurt at every length, L included, because it slows the fast pairs the model uses "
-            "for local order; dividing only the slow pairs cost 0.06 at L.",
+            "It hurt at every length, L included: it also slows the fast pairs the model uses for "
+            "local order.",
             why="PI's damage comes from the fast pairs, which never needed stretching: dividing "
             "only pairs 5-15 by 4 scores 2.95 at L against 2.89 (seed 0), every pair 25.26 "
             "(section 4).",
         ),
         Choice(
             "c",
-            "It changed only the slowest pair, dividing its frequency by s.",
+            "It changed only the slowest pair, dividing its frequency by s, and left the fast "
+            "pairs alone.",
             why="That describes NTK-aware scaling's slowest pair. PI divides every pair by s, "
             "pair 0 included (0.25 for every pair at s = 4, section 4's table).",
         ),
@@ -115,8 +117,8 @@ c3 = MultipleChoice(
             "d",
             "It had the lowest perplexity at 8L of the four scalings.",
             why="PI was the worst of the four at every length, whatever its factor (25.93 at 8L "
-            "at best, s = 2); YaRN with s = 4 had the lowest mean at 8L (8.15), though not in "
-            "every seed (section 4).",
+            "at best, s = 2); YaRN with s = 4 had the lowest mean at 8L (8.15), though one seed "
+            "did worse than plain RoPE there (section 4).",
         ),
     ),
     answer="b",
@@ -130,8 +132,7 @@ c4 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            "At this size the fine-tuning did the work: the control, with no scaling, did better "
-            "than PI and YaRN in every seed.",
+            "The fine-tuning did the work: the unscaled control beat PI and YaRN in every seed.",
             why="PI and YaRN reached 2.89 and 2.82 at 4L, the control 2.82 too and lower in every "
             "seed at every length; the fine-tune was 20% more training characters, far more than "
             "the YaRN paper's 0.1% (section 4).",

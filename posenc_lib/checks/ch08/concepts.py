@@ -66,23 +66,24 @@ c2 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            "Nothing changes: a RoPE score depends only on m − n, and every position is off by "
-            "the same amount.",
-            why="They are not all off by the same amount: the cached keys keep their true "
-            "rotations 0..39, only the new queries restart. Every distance m − n is wrong, many "
-            "negative; only 3 of 8 next tokens survive (section 4).",
+            "No error, but every step moves some logit by more than 1; only 3 of 8 next tokens "
+            "match.",
+            why="The cache stores keys already rotated, so each new token must be turned to its "
+            "true position, the cache's length (40, 41, ...). Restarted at 0, its distance to every "
+            "prompt key is wrong, silently (section 4).",
         ),
         Choice(
             "b",
-            "At every step some logit moves by more than 1, only 3 of 8 next tokens match, and "
-            "the text drifts; no error is raised.",
-            why="The cache stores keys already rotated, so each new query must be turned to its "
-            "true position, the cache's length (40, 41, ...). Restarted at 0, every distance it "
-            "sees is wrong, silently (section 4).",
+            "Nothing changes: a RoPE score depends only on m − n, and every new position is off by "
+            "the same 40.",
+            why="The prompt's cached keys keep their true rotations 0..39; only the new tokens "
+            "restart. So every distance from a new query to a prompt key is wrong, many of them "
+            "negative, and only 3 of 8 next tokens survive (section 4).",
         ),
         Choice(
             "c",
-            "transformers raises an error: the positions do not match the cache's length.",
+            "transformers raises an error at the first new token: its position ids do not match "
+            "the cache's length.",
             why="Nothing raises an error: the causal mask comes from the cache's length, and the "
             "wrong positions only change the rotation. That is why the bug survives in real code "
             "(section 4).",
@@ -96,7 +97,7 @@ c2 = MultipleChoice(
             "of the 8 steps (section 4).",
         ),
     ),
-    answer="b",
+    answer="a",
     section="section 4 of this chapter",
 )
 
@@ -149,15 +150,16 @@ c4 = MultipleChoice(
         ),
         Choice(
             "c",
-            "PI rescues it best, since it keeps every angle inside the trained range.",
-            why="PI squeezes every pair, the fast ones too: it scores 34.1 in the last quarter, "
-            "pays inside the trained length too (35.4 at 4,096) and fails the passkey even at "
-            "1,024 tokens (section 6).",
+            "PI rescues it best (34.1 against 437 with no scaling), since it keeps every angle "
+            "inside the trained range.",
+            why="PI squeezes every pair, the fast ones too: YaRN (11.3) and dynamic NTK (12.2) do "
+            "better past 8,192, and PI pays inside the trained length too (35.4 at 4,096) and "
+            "fails the passkey even at 1,024 tokens (section 6).",
         ),
         Choice(
             "d",
-            "With no scaling its last quarter scores perplexity 437; with YaRN (factor 2) 11.3, "
-            "against 8.7 inside the trained length.",
+            "It runs, but its last quarter scores perplexity 437 (8.7 within 8,192 tokens); YaRN "
+            "(factor 2) brings that to 11.3.",
             why="The slow pairs meet angles never seen in training; YaRN (11.3) and dynamic NTK "
             "(12.2) rescue most of it without training, PI less (34.1) (section 6's table).",
         ),
