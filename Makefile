@@ -124,6 +124,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_grade
 	$(BIN)/python -m benchmarks.bench_browser
 	$(BIN)/python -m benchmarks.bench_real_model
+	$(BIN)/python -m benchmarks.bench_hub_sizing
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup
