@@ -423,3 +423,18 @@ def test_solutions_answer_every_concept_question_right_and_exercises_leave_it_bl
     assert sorted(blanks) == sorted(answers)
     for name, (value, line) in blanks.items():
         assert value is None and line.split("#")[1:] == answers[name][1].split("#")[1:], line
+
+
+@pytest.mark.parametrize(
+    "question", NUMERICS, ids=[f"ch{c}-{q.name}" for c, q in ALL if isinstance(q, Numeric)]
+)
+def test_a_named_mistake_never_gives_the_answer_away(question):
+    # A learner who types a known wrong number reads its ``why``: it names the mistake, and must not
+    # hand over the right number (as the answer's 3 digits, or 2π when the answer is 2π).
+    from posenc_lib.checks.quiz import three_digits
+
+    shown = three_digits(question.value)
+    for mistake in question.mistakes:
+        assert shown not in mistake.why, mistake.why
+        if math.isclose(question.value, 2 * math.pi, rel_tol=1e-9):
+            assert "2π" not in mistake.why, mistake.why

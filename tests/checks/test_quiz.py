@@ -4,9 +4,11 @@ the HTML survives JupyterLab's sanitizer (the tags, attributes and inline styles
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
@@ -273,3 +275,22 @@ def test_whole_numbers_show_whole_and_others_to_three_digits():
     assert three_digits(float(2**24 + 1)) == "16,777,217"
     assert three_digits(2 * 3.141592653589793 * 10000) == "62,800"
     assert three_digits(6.283185307179586) == "6.28"
+
+
+LECTURES = sorted(Path(__file__).resolve().parents[2].glob("notebooks/0[1-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("lecture", LECTURES, ids=lambda p: p.stem)
+def test_each_lecture_shows_the_quiz_its_library_questions_make_now(lecture):
+    # nbval compares only text/plain, which holds no feedback: a `why` edited in the library after
+    # the lecture ran would leave a stale page on the website. Re-run the lecture when this fails.
+    notebook = json.loads(lecture.read_text(encoding="utf-8"))
+    cells = [c for c in notebook["cells"] if "quiz(CONCEPTS)" in "".join(c.get("source", ""))]
+    assert len(cells) == 1, f"{lecture.name} should end with one quiz(CONCEPTS) cell"
+    shown = [o["data"] for o in cells[0]["outputs"] if "text/html" in o.get("data", {})]
+    assert len(shown) == 1, f"{lecture.name}: its quiz cell has not been run"
+    expected = quiz(chapter_concepts(lecture.name[:2])).html()
+    assert "".join(shown[0]["text/html"]) == expected, (
+        f"{lecture.name}'s quiz is stale: run python -m tools.authoring execute notebooks/"
+        f"{lecture.name}"
+    )

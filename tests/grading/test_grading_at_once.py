@@ -94,8 +94,10 @@ def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_pat
         )  # fmt: skip
         for name in CLASSES
     }
+    errors = {}  # each grader's stderr: where it prints a failure's traceback for the teacher
     for name, run in runs.items():
         out, err = run.communicate(timeout=840)
+        errors[name] = err
         assert run.returncode == 0, (name, out, err[-3000:])
         assert f"Graded {len(CLASSES[name])} submissions" in out, (name, out)
 
@@ -105,7 +107,7 @@ def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_pat
         assert set(graded) == set(group), (name, sorted(graded))  # its own class, no one else's
         for learner, (chapter, _, expected) in group.items():
             row = graded[learner]
-            assert (row["chapter"], row["status"]) == (chapter, "ok"), row
+            assert (row["chapter"], row["status"]) == (chapter, "ok"), (row, errors[name][-3000:])
             feedback = next((teacher / name / "feedback").glob(f"{learner}-*.json"))
             questions = json.loads(feedback.read_text(encoding="utf-8"))["questions"]
             lost = {q["question"] for q in questions if q["points"] < q["max_points"]}

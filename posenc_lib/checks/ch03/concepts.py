@@ -39,30 +39,29 @@ c1 = Numeric(
         ),
         Mistake(
             float(wavelengths(64)[-1]),
-            "47,117 is the wavelength of the slowest pair, pair 31 (2π · 10000^(62/64)). Pair 0 "
-            "is the fastest (section 1 of this chapter).",
+            "47,117 is the wavelength of the slowest pair, pair 31. Pair 0 is the fastest: it "
+            "turns at ω₀ = base⁰ (section 1 of this chapter).",
         ),
         Mistake(
             2 * math.pi * 10000,
-            "2π · base is the popular guess at the slowest wavelength (it is 47,117 at D = 64), "
-            "and pair 0 is the fastest pair anyway: ω₀ = 1, a wavelength of 2π (section 1 of this "
-            "chapter).",
+            "62,832 is the popular guess at the slowest pair's wavelength (it is 47,117 at "
+            "D = 64), and pair 0 is the fastest pair anyway (section 1 of this chapter).",
         ),
         Mistake(
             1.0,
-            "ω₀ = 1 is the angle pair 0 turns at each step, in radians; a full turn is 2π radians "
-            "(section 1 of this chapter).",
+            "ω₀ = 1 is the angle pair 0 turns at each step, in radians, not the number of steps "
+            "it takes to come back (section 1 of this chapter).",
         ),
         Mistake(
             2.0,
-            "2 is the period of bit 0 of the binary code. The sinusoidal table's fastest pair "
-            "turns 1 radian per position, so it needs 2π ≈ 6.28 positions for a full turn "
-            "(section 1 of this chapter).",
+            "2 is the period of bit 0 of the binary code, which flips every position. The "
+            "sinusoidal table's fastest pair turns 1 radian per position, far less than half a "
+            "turn (section 1 of this chapter).",
         ),
         Mistake(
             math.pi,
-            "π is half a turn, where pair 0 points the opposite way; it is back where it started "
-            "after a full turn, 2π (section 1 of this chapter).",
+            "π is half a turn's worth: there pair 0 points the opposite way, not back where it "
+            "started (section 1 of this chapter).",
         ),
     ),
     section="section 1 of this chapter (from bits to waves: frequencies and wavelengths)",
@@ -77,9 +76,8 @@ c2 = MultipleChoice(
             "a",
             "So that every value stays bounded between −1 and 1, at any position however far.",
             why=(
-                "A sine alone stays between −1 and 1 too. The cosine is there for the shift: with "
-                "both, moving k steps is one matrix for every position (section 2 of this "
-                "chapter)."
+                "A sine alone stays between −1 and 1 too, so boundedness cannot be what the "
+                "cosine adds (section 2 of this chapter)."
             ),
         ),
         Choice(
@@ -105,9 +103,8 @@ c2 = MultipleChoice(
             "d",
             "So that the table has rows past the training length, which sines alone would lack.",
             why=(
-                "A sine alone is a formula too, defined at every position. What the cosine adds "
-                "is a linear shift: with sines alone no matrix moves the table by k steps "
-                "(section 2 of this chapter)."
+                "A sine alone is a formula too, defined at every position, so rows past the "
+                "training length exist either way (section 2 of this chapter)."
             ),
         ),
     ),

@@ -40,20 +40,20 @@ c1 = Numeric(
     mistakes=(
         Mistake(
             1.0,
-            "1 is θ_0, the angle pair 0 turns per position (in radians), not its period. A full turn "
-            "is 2π radians, so it takes 2π / θ_0 positions (sections 2 and 9).",
+            "1 is θ_0, the angle pair 0 turns per position (in radians), not the number of "
+            "positions a full turn takes (sections 2 and 9).",
         ),
         Mistake(
             _wavelength(63, head_dim=128, base=500_000.0),
-            "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, i = D/2 − 1 = 63, "
-            "2π · base^(126/128) (section 9's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
+            "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, "
+            "i = D/2 − 1 = 63 (section 9's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
             "(sections 2 and 9).",
         ),
         Mistake(
             2 * math.pi * 500_000,
-            "2π · base ≈ 3,141,593 is the seeds' wavelength of a pair turning 1/base per position; "
-            "no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian per "
-            "position (section 9).",
+            "about 3,141,593 is the seeds' wavelength for a pair turning 1/base radian per "
+            "position; no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian "
+            "per position (section 9).",
         ),
         Mistake(
             500_000.0,

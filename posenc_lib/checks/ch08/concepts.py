@@ -113,8 +113,8 @@ c3 = Numeric(
     mistakes=(
         Mistake(
             256.0,
-            "256 = 2^8 is still exact: 8 significant bits hold every integer up to 2^8. The first "
-            "that needs a 9th bit is 257, stored as 256 (section 5).",
+            "256 = 2^8 is still exact: 8 significant bits hold every integer up to 2^8. Look for "
+            "the first integer that needs a 9th significant bit (section 5).",
         ),
         Mistake(
             2049.0,
