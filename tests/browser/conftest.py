@@ -51,20 +51,29 @@ def demo_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """A headless Chromium with a fresh profile; requests leaving localhost fail at once."""
-    executable = require_browser()
+def playwright_session():
+    """Playwright, started once per test process: its sync API allows one running at a time."""
+    require_browser()
     from playwright.sync_api import sync_playwright
 
-    profile = tempfile.mkdtemp(prefix="posenc-chromium-")
     playwright = sync_playwright().start()
-    context = launch_offline(playwright, profile, executable)
+    try:
+        yield playwright
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_session):
+    """A headless Chromium with a fresh profile; requests leaving localhost fail at once."""
+    executable = require_browser()
+    profile = tempfile.mkdtemp(prefix="posenc-chromium-")
+    context = launch_offline(playwright_session, profile, executable)
     context.add_init_script(INSTRUMENT)
     try:
         yield context
     finally:
         context.close()
-        playwright.stop()
         shutil.rmtree(profile, ignore_errors=True)
 
 

@@ -100,14 +100,15 @@ def _figure_changes(page, move) -> None:
 
 
 @pytest.mark.timeout(300)
-def test_three_learners_use_the_hub_each_in_their_own_files(tmp_path, artifacts):
+def test_three_learners_use_the_hub_each_in_their_own_files(tmp_path, artifacts, request):
     executable = require_browser()
     if not os.access(PROXY, os.X_OK):
         pytest.skip(f"the hub's browser test is skipped: {PROXY_MISSING}")
-    from playwright.sync_api import sync_playwright
+    # The process's one Playwright (another browser test in this worker may have started it).
+    playwright = request.getfixturevalue("playwright_session")
 
     started = time.monotonic()
-    with hub_server(tmp_path / "hub", free_port(), USERS) as hub, sync_playwright() as playwright:
+    with hub_server(tmp_path / "hub", free_port(), USERS) as hub:
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True, args=CHROMIUM_ARGS
         )

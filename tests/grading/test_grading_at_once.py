@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def _exercise_name(chapter: str) -> str:
 
 
 @pytest.mark.timeout(900)  # two fresh conversions of chapter 8's model and two classes, 2 cores
-def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_path):
+def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_path, request):
     hub = tmp_path / "hub"
     for group in CLASSES.values():  # each learner's saved exercise in their own home folder
         for learner, (chapter, text, _) in group.items():
@@ -64,8 +65,12 @@ def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_pat
             target = teacher / name / "submissions" / f"{learner}-{source.name}"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, target)
-    cache, shared_tmp = tmp_path / "model-cache", tmp_path / "tmp"
-    shared_tmp.mkdir()
+    cache = tmp_path / "model-cache"
+    # One temporary folder for both graders, with a short path: each grader's forkserver listens on
+    # a Unix socket inside it, and a socket's path must fit in 107 bytes (pytest's tmp_path under
+    # xdist does not leave room).
+    shared_tmp = Path(tempfile.mkdtemp(prefix="grade-tmp-"))
+    request.addfinalizer(lambda: shutil.rmtree(shared_tmp, ignore_errors=True))
     env = dict(os.environ, POSENC_CACHE=str(cache), TMPDIR=str(shared_tmp), OMP_NUM_THREADS="1")
     grader = Path(sys.executable).with_name("posenc-grade")
     runs = {
