@@ -29,6 +29,7 @@ from posenc_lib.alibi import alibi_bias, alibi_slopes
 from posenc_lib.analysis.report import compare_reports, position_report
 from posenc_lib.attention import causal_mask, self_attention
 from posenc_lib.bounds import FLOAT32, FLOAT64, bound
+from posenc_lib.i18n import get_language, set_language
 from posenc_lib.relative import RelativePositionBias, t5_relative_position_bucket
 from posenc_lib.rope import ROPE_SCALING, apply_rope, rope_2d_cos_sin, rope_cos_sin, rope_inv_freq
 
