@@ -22,7 +22,7 @@ PIP := $(BIN)/python -m pip install --disable-pip-version-check
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
+.PHONY: setup lab lab-zh notebooks-zh translations hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -51,6 +51,27 @@ $(STAMP): pyproject.toml
 lab: setup
 	@echo "==> Opening JupyterLab on the course (Ctrl-C twice to stop)"
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(ROOT_FLAG) $(LAB_ARGS) notebooks/00_start_here.ipynb
+
+# The Chinese edition (中文版): the Chinese start page, JupyterLab's menus in Chinese (its official
+# language pack, chosen in a settings folder of its own so `make lab` stays English), and kernels
+# whose library speaks Chinese (POSENC_LANG=zh) even in a notebook the learner starts afresh.
+LAB_ZH_SETTINGS := build/lab-zh/user-settings
+lab-zh: setup
+	@mkdir -p $(LAB_ZH_SETTINGS)/@jupyterlab/translation-extension
+	@printf '%s\n' '{"locale": "zh_CN"}' > $(LAB_ZH_SETTINGS)/@jupyterlab/translation-extension/plugin.jupyterlab-settings
+	@echo "==> 打开中文版 JupyterLab (opening the Chinese edition; Ctrl-C twice to stop)"
+	POSENC_LANG=zh JUPYTERLAB_SETTINGS_DIR=$(LAB_ZH_SETTINGS) $(BIN)/jupyter lab --ServerApp.root_dir=. \
+		$(ROOT_FLAG) $(LAB_ARGS) zh/notebooks/00_start_here.ipynb
+
+# The Chinese notebooks from the English ones and the catalogs in translations/zh/ and
+# posenc_lib/locale/zh/ (tools/translate.py), then executed as `make notebooks` does.
+translations: setup
+	$(BIN)/python -m tools.translate sync
+	$(BIN)/python -m tools.translate check
+
+notebooks-zh: setup
+	$(BIN)/python -m tools.translate build
+	$(BIN)/python -m tools.authoring execute zh/notebooks/*.ipynb zh/solutions/*.ipynb
 
 # JupyterHub's proxy, configurable-http-proxy, a Node.js program: installed from the npm registry
 # as pinned in hub/package-lock.json (`npm ci`), into hub/node_modules/ (git-ignored); again only

@@ -28,6 +28,9 @@ LANGUAGES = ("en", "zh")
 ENV = "POSENC_LANG"
 LOCALE_DIR = Path(__file__).parent / "locale"
 
+FONT = Path(__file__).parent / "data" / "fonts" / "PosencNotoSansSC-Regular.otf"
+FONT_FAMILY = "Posenc Noto Sans SC"  # a subset of Noto Sans CJK SC (OFL), see data/fonts/OFL.txt
+
 _chosen: list[str] = []  # the language set_language chose, if it was called
 
 
@@ -53,6 +56,26 @@ def set_language(language: str) -> None:
     feedback. Numbers print the same in both languages.
     """
     _chosen[:] = [_normalize(language, "set_language")]
+    if _chosen[0] == "zh":
+        use_cjk_font()
+
+
+def use_cjk_font() -> None:
+    """Let matplotlib draw Chinese on any machine: the course's own CJK font, after the default.
+
+    The font (a subset of Noto Sans CJK SC, shipped with the package) is registered and added last
+    to ``font.family``: Latin letters and digits keep the default font, so English figures do not
+    change, and each character the default lacks falls back to it (matplotlib >= 3.6 falls back
+    glyph by glyph through the families of ``font.family``), whatever fonts the system has.
+    """
+    import matplotlib
+    from matplotlib import font_manager
+
+    if not any(f.name == FONT_FAMILY for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(str(FONT))
+    families = list(matplotlib.rcParams["font.family"])
+    if FONT_FAMILY not in families:
+        matplotlib.rcParams["font.family"] = [*families, FONT_FAMILY]
 
 
 def get_language() -> str:

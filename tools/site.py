@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -48,13 +49,16 @@ import nbformat
 from tqdm.auto import tqdm
 
 from posenc_lib.checks.quiz import chapter_concepts, quiz
+from posenc_lib.i18n import ENV, N_, _, get_language, in_language, tr
 from tools import site_frames
 from tools.site_audit import check_site
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_DIR = ROOT / "build" / "site"
 SOURCE_DIR = ROOT / "build" / "site-src"
-TITLE = "Positional encoding in Transformers"
+ZH_SOURCE_DIR = ROOT / "build" / "site-src-zh"
+TITLE = N_("Positional encoding in Transformers")
+ZH = "zh"  # the Chinese edition: its notebooks in zh/, its site in build/site/zh/
 START = "00_start_here"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The parts of MathJax 3 the pages load: the TeX-to-HTML bundle, its fonts and output code, the TeX
@@ -91,8 +95,14 @@ class SiteBuild:
 def course_map(root: Path = ROOT) -> list[Chapter]:
     """The chapters in the start page's map that have a lecture notebook, in order."""
     start = nbformat.read(root / "notebooks" / f"{START}.ipynb", as_version=4)
-    cells = [c.source for c in start.cells if c.cell_type == "markdown"]
-    table = next((s for s in cells if s.lstrip().startswith("## The map")), None)
+    english = nbformat.read(ROOT / "notebooks" / f"{START}.ipynb", as_version=4)
+    map_ids = {c.id for c in english.cells if c.source.lstrip().startswith("## The map")}
+    cells = [c for c in start.cells if c.cell_type == "markdown"]
+    # the map cell: by its heading, or in a translation by the English map cell's id
+    table = next(
+        (c.source for c in cells if c.source.lstrip().startswith("## The map") or c.id in map_ids),
+        None,
+    )
     if table is None:
         raise ValueError(
             f"notebooks/{START}.ipynb has no '## The map' cell: the site's chapter list is read "
@@ -117,25 +127,55 @@ def _link_cell(chapter: Chapter, root: Path) -> nbformat.NotebookNode:
     links = []
     if (root / "exercises" / f"{chapter.stem}.ipynb").exists():
         links.append(
-            f"[exercises](../exercises/{chapter.stem}.ipynb) (download the notebook and run it "
-            "in JupyterLab: the checks answer as you go)"
+            tr(
+                "[exercises]({path}) (download the notebook and run it in JupyterLab: the checks "
+                "answer as you go)",
+                path=f"../exercises/{chapter.stem}.ipynb",
+            )
         )
     if (root / "solutions" / f"{chapter.stem}.ipynb").exists():
-        links.append(f"[worked solutions](../solutions/{chapter.stem}.ipynb)")
-    links.append("[all chapters](../index.md)")
-    return nbformat.v4.new_markdown_cell(f"**On this site:** {' · '.join(links)}.")
+        links.append(tr("[worked solutions]({path})", path=f"../solutions/{chapter.stem}.ipynb"))
+    links.append(tr("[all chapters]({path})", path="../index.md"))
+    return nbformat.v4.new_markdown_cell(tr("**On this site:** {links}.", links=" · ".join(links)))
+
+
+def switch_html(page: str, language: str) -> str:
+    """A link from ``page`` (its path in the site of ``language``, e.g. "notebooks/03_x.html") to
+    the same page in the other edition: English at the site's top, Chinese in its zh/ folder."""
+    depth = page.count("/")
+    up = "../" * depth
+    if language == ZH:
+        return f'<a class="posenc-language" href="{up}../{page}" lang="en">English</a>'
+    return f'<a class="posenc-language" href="{up}{ZH}/{page}" lang="zh">中文版</a>'
+
+
+def _switch_cell(page: str, language: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(switch_html(page, language))
+    cell.metadata = {"tags": ["posenc-language"]}
+    return cell
 
 
 def _stage_notebook(
-    source: Path, target: Path, chapter: Chapter | None, root: Path, live: dict | None = None
+    source: Path,
+    target: Path,
+    chapter: Chapter | None,
+    root: Path,
+    live: dict | None = None,
+    switch: str | None = None,
 ) -> None:
+    """Copy a notebook into the book's sources; ``switch``: the language of the edition built
+    when both are (each page then links to itself in the other), None when one is."""
     notebook = nbformat.read(source, as_version=4)
     kind = notebook.metadata.get("posenc", {}).get("kind")
     if kind == "lecture" and chapter is not None:
         notebook.cells.insert(1, _link_cell(chapter, root))
     if kind == "solutions" and notebook.cells:  # exercises and solutions share their first cell
         first = notebook.cells[0]
-        first.source = first.source.replace(" exercises — ", " solutions — ", 1)
+        old, new = _(" exercises — "), _(" solutions — ")
+        first.source = first.source.replace(old, new, 1)
+    if switch is not None:
+        page = f"{source.parent.name}/{source.stem}.html"
+        notebook.cells.insert(1, _switch_cell(page, switch))
     for cell in notebook.cells:  # the test suite's markers mean nothing to a reader
         if cell.cell_type == "code":
             cell.source = re.sub(r"^# NBVAL_\w+[^\n]*\n?", "", cell.source, flags=re.MULTILINE)
@@ -145,7 +185,7 @@ def _stage_notebook(
     nbformat.write(notebook, target)
 
 
-LIVE_NOTE = (
+LIVE_NOTE = N_(
     "*On this site the dashboard above is a still picture. To move its controls, open "
     "`{path}` in JupyterLab (`make lab` in the course folder); to project it in class with no "
     "code, run `make demo CHAPTER={key}`.*"
@@ -171,23 +211,26 @@ def _with_live_dashboards(cells: list, source: Path, live: dict) -> list:
         path = f"notebooks/{source.name}"
         if key in live:
             page = site_frames.widget_html(live[key], path)
-            text = f"{live[key].title} (live on this page: drawn at build time)"
+            text = tr("{title} (live on this page: drawn at build time)", title=live[key].title)
             cell.outputs = [
                 nbformat.v4.new_output("display_data", data={"text/html": page, "text/plain": text})
             ]
         else:
-            out.append(nbformat.v4.new_markdown_cell(LIVE_NOTE.format(path=path, key=key)))
+            out.append(nbformat.v4.new_markdown_cell(_(LIVE_NOTE).format(path=path, key=key)))
     return out
 
 
-def index_page(chapters: list[Chapter], root: Path = ROOT, quizzes: bool = False) -> str:
+def index_page(
+    chapters: list[Chapter], root: Path = ROOT, quizzes: bool = False, switch: str | None = None
+) -> str:
     """The site's front page (MyST Markdown): what the course is, and the chapter list; with
-    ``quizzes``, a line pointing teachers at the quizzes page."""
+    ``quizzes``, a line pointing teachers at the quizzes page; with ``switch`` (this edition's
+    language), a link to the other edition."""
     rows = []
     for ch in chapters:
         extra = [
             f"[{label}]({folder}/{ch.stem}.ipynb)"
-            for folder, label in (("exercises", "exercises"), ("solutions", "solutions"))
+            for folder, label in (("exercises", _("exercises")), ("solutions", _("solutions")))
             if (root / folder / f"{ch.stem}.ipynb").exists()
         ]
         rows.append(
@@ -196,29 +239,40 @@ def index_page(chapters: list[Chapter], root: Path = ROOT, quizzes: bool = False
         )
     return "\n".join(
         [
-            f"# {TITLE}",
+            f"# {_(TITLE)}",
             "",
-            "Why does a Transformer need to be told where each word is, and what are the ways of "
-            "telling it? Each chapter below is a notebook: read it here with its figures and "
-            "printed numbers, or run it in JupyterLab (`make lab` in the course folder) to move "
-            "the dashboards' controls and check your answers to the exercises.",
+            *([switch_html("index.html", switch), ""] if switch else []),
+            _(
+                "Why does a Transformer need to be told where each word is, and what are the ways "
+                "of telling it? Each chapter below is a notebook: read it here with its figures "
+                "and printed numbers, or run it in JupyterLab (`make lab` in the course folder) to "
+                "move the dashboards' controls and check your answers to the exercises."
+            ),
             "",
-            f"Begin with [the start page](notebooks/{START}.ipynb): your setup, the map of the "
-            "course, and the library every chapter uses.",
+            tr(
+                "Begin with [the start page]({path}): your setup, the map of the course, and the "
+                "library every chapter uses.",
+                path=f"notebooks/{START}.ipynb",
+            ),
             "",
-            "| # | chapter | the question it answers | time | before it | exercises |",
+            _("| # | chapter | the question it answers | time | before it | exercises |"),
             "|---|---|---|---|---|---|",
             *rows,
             "",
-            "Times include the exercises. Each chapter's dashboard moves here too: its main "
-            "controls show pictures drawn when the site was built, by the course's own code; the "
-            "page says which controls need JupyterLab (`make lab`) or `make demo`.",
+            _(
+                "Times include the exercises. Each chapter's dashboard moves here too: its main "
+                "controls show pictures drawn when the site was built, by the course's own code; "
+                "the page says which controls need JupyterLab (`make lab`) or `make demo`."
+            ),
             "",
             *(
                 [
-                    f"**For teachers:** [every chapter's quiz]({QUIZZES}.md), in type large "
-                    "enough for a projector: the room chooses, a click shows why an option is "
-                    "right or wrong.",
+                    tr(
+                        "**For teachers:** [every chapter's quiz]({path}), in type large enough "
+                        "for a projector: the room chooses, a click shows why an option is right "
+                        "or wrong.",
+                        path=f"{QUIZZES}.md",
+                    ),
                     "",
                 ]
                 if quizzes
@@ -240,14 +294,18 @@ def quizzes_page(chapters: list[Chapter], root: Path = ROOT) -> str | None:
         if not questions:
             continue
         graded = (
-            f"; the [exercises](exercises/{ch.stem}.ipynb) grade them"
+            tr("; the [exercises]({path}) grade them", path=f"exercises/{ch.stem}.ipynb")
             if (root / "exercises" / f"{ch.stem}.ipynb").exists()
             else ""
         )
         sections += [
-            f"## Chapter {int(ch.key)} · {ch.title}",
+            tr("## Chapter {number} · {title}", number=int(ch.key), title=ch.title),
             "",
-            f"The questions that end [the lecture](notebooks/{ch.stem}.ipynb){graded}.",
+            tr(
+                "The questions that end [the lecture]({path}){graded}.",
+                path=f"notebooks/{ch.stem}.ipynb",
+                graded=graded,
+            ),
             "",
             "```{raw} html",
             quiz(questions, projector=True).html(),
@@ -258,13 +316,15 @@ def quizzes_page(chapters: list[Chapter], root: Path = ROOT) -> str | None:
         return None
     return "\n".join(
         [
-            "# Quizzes for the classroom",
+            _("# Quizzes for the classroom"),
             "",
-            "Each chapter's concept questions, in type large enough for a projector and one "
-            "question to a screen. Let the room choose, then click the option they chose: it "
-            "opens why it is right or wrong; a numeric question opens its answer and the usual "
-            "mistakes. Nothing here needs a kernel. With the course installed, "
-            "`make demo CHAPTER=03 DEMO_ARGS=--quiz` shows one chapter's quiz alone.",
+            _(
+                "Each chapter's concept questions, in type large enough for a projector and one "
+                "question to a screen. Let the room choose, then click the option they chose: it "
+                "opens why it is right or wrong; a numeric question opens its answer and the "
+                "usual mistakes. Nothing here needs a kernel. With the course installed, "
+                "`make demo CHAPTER=03 DEMO_ARGS=--quiz` shows one chapter's quiz alone."
+            ),
             "",
             *sections,
         ]
@@ -274,7 +334,7 @@ def quizzes_page(chapters: list[Chapter], root: Path = ROOT) -> str | None:
 def _config(exclude: list[str]) -> str:
     """jupyter-book's _config.yml, as JSON (a subset of YAML): offline, nothing executed."""
     config = {
-        "title": TITLE,
+        "title": _(TITLE),
         "author": "the posenc course",
         "copyright": "the posenc course contributors (MIT licence)",
         "only_build_toc_files": True,
@@ -296,7 +356,8 @@ def _config(exclude: list[str]) -> str:
                 "nb_mime_priority_overrides": [["html", WIDGET_VIEW, None]],
                 "mathjax_path": "mathjax/tex-chtml.js",
                 "html_show_sourcelink": False,
-                "language": "en",
+                # Sphinx's own words (search, "previous", "next") in the edition's language
+                "language": "zh_CN" if get_language() == ZH else "en",
             },
         },
     }
@@ -320,12 +381,18 @@ def _toc(chapters: list[Chapter], root: Path, quizzes: bool = False) -> str:
 
 
 def stage(
-    source: Path, root: Path = ROOT, keys: list[str] | None = None, live: dict | None = None
+    source: Path,
+    root: Path = ROOT,
+    keys: list[str] | None = None,
+    live: dict | None = None,
+    switch: str | None = None,
 ) -> list[Chapter]:
     """Write the book's sources into ``source``: notebooks, index, _config.yml, _toc.yml.
 
     ``keys`` ('01', '03', ...) builds a subset of the chapters (the tests use it); None: all.
     ``live``: chapter key -> ``site_frames.FramePlan`` for the dashboards made live (None: none).
+    ``switch``: this edition's language when both editions are built (pages link to each other).
+    Texts of its own (index, links, notes) are in the language in use (``posenc_lib.i18n``).
     """
     chapters = course_map(root)
     if keys is not None:
@@ -340,16 +407,16 @@ def stage(
         shutil.rmtree(source)
     source.mkdir(parents=True)
     start = root / "notebooks" / f"{START}.ipynb"
-    _stage_notebook(start, source / "notebooks" / f"{START}.ipynb", None, root, live)
+    _stage_notebook(start, source / "notebooks" / f"{START}.ipynb", None, root, live, switch)
     for ch in chapters:
         for folder in ("notebooks", "exercises", "solutions"):
             path = root / folder / f"{ch.stem}.ipynb"
             if path.exists():
-                _stage_notebook(path, source / folder / path.name, ch, root, live)
+                _stage_notebook(path, source / folder / path.name, ch, root, live, switch)
     quizzes = quizzes_page(chapters, root)
     if quizzes is not None:
         (source / f"{QUIZZES}.md").write_text(quizzes, encoding="utf-8")
-    index = index_page(chapters, root, quizzes=quizzes is not None)
+    index = index_page(chapters, root, quizzes=quizzes is not None, switch=switch)
     (source / "index.md").write_text(index, encoding="utf-8")
     (source / "_config.yml").write_text(
         _config(["_build", "**/.ipynb_checkpoints"]), encoding="utf-8"
@@ -409,10 +476,42 @@ def build_site(
     out: Path = SITE_DIR,
     source: Path = SOURCE_DIR,
     keys: list[str] | None = None,
-    root: Path = ROOT,
+    root: Path | None = None,
     progress: bool | None = None,
     live: bool = True,
     thin_frames: bool = False,
+    language: str = "en",
+    switch: bool = False,
+) -> SiteBuild:
+    """The site of one edition: English (``language`` "en", notebooks from the course folder) or
+    Chinese ("zh", from its zh/ folder), its own texts, figures' frames and Sphinx's words in that
+    language; ``switch``: both editions are built, English in ``out`` and Chinese in ``out``/zh,
+    and every page links to itself in the other. See ``_build_site`` for the other arguments."""
+    if root is None:
+        root = ROOT / ZH if language == ZH else ROOT
+    before = os.environ.get(ENV)
+    os.environ[ENV] = language  # the frames are drawn in other processes
+    try:
+        with in_language(language):
+            return _build_site(
+                out, source, keys, root, progress, live, thin_frames, language if switch else None
+            )
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
+def _build_site(
+    out: Path,
+    source: Path,
+    keys: list[str] | None,
+    root: Path,
+    progress: bool | None,
+    live: bool,
+    thin_frames: bool,
+    switch: str | None,
 ) -> SiteBuild:
     """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails.
 
@@ -432,7 +531,7 @@ def build_site(
     if plans:
         job = site_frames.FrameJob(list(plans.values()), frames_dir, thin=thin_frames)
     try:
-        stage(source, root, keys, plans)
+        stage(source, root, keys, plans, switch)
         code, log = _jupyter_book(source, progress)
         html = source / "_build" / "html"
         if code != 0 or not (html / "index.html").exists():
@@ -471,23 +570,27 @@ def main(argv: list[str] | None = None) -> None:
         "==> Building the course website with jupyter-book (committed outputs, offline) and "
         "drawing each dashboard's frames"
     )
-    built = build_site(args.out)
+    built = build_site(args.out, switch=True)
+    print("==> 中文版 (the Chinese edition) into", args.out / ZH)
+    chinese = build_site(args.out / ZH, ZH_SOURCE_DIR, language=ZH, switch=True)
     size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
-    for line in built.warnings:
+    for line in built.warnings + chinese.warnings:
         print("   ", line)
-    for r in built.frames:
+    for r in built.frames + chinese.frames:
         print(
             f"    dashboard {r.key:>5}: {r.frames:4d} frames ({r.files} files), "
             f"{r.bytes / 1e6:.2f} MB, drawn in {r.seconds:.0f} s"
         )
-    problems = check_site(built.folder, SOURCE_DIR)
+    problems = check_site(built.folder, SOURCE_DIR, skip=(ZH,))
+    problems += [f"{ZH}/{p}" for p in check_site(chinese.folder, ZH_SOURCE_DIR)]
     for problem in problems:
         print("    PROBLEM:", problem)
     if problems:
         raise SystemExit(f"The site in {built.folder} has {len(problems)} problems (above).")
     where = built.folder.relative_to(ROOT) if built.folder.is_relative_to(ROOT) else built.folder
     print(
-        f"==> {len(built.pages)} pages, {size / 1e6:.1f} MB, in {built.seconds:.0f} s: "
+        f"==> {len(built.pages)} + {len(chinese.pages)} pages (English + 中文), {size / 1e6:.1f} MB, "
+        f"in {built.seconds + chinese.seconds:.0f} s: "
         f"{where}/index.html (publish the folder as it is, or open that file in a browser)"
     )
 

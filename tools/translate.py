@@ -3,6 +3,7 @@
     python -m tools.translate sync      # add new English cells and messages to the catalogs
     python -m tools.translate build     # write zh/notebooks, zh/exercises, zh/solutions
     python -m tools.translate check     # list what is stale, missing or untranslated; exit 1 if any
+    python -m tools.translate font      # re-make the bundled CJK font from Noto Sans CJK SC
 
 The English notebooks are the source. Two kinds of catalog hold the Chinese:
 
@@ -46,6 +47,7 @@ CATALOGS = ROOT / "translations" / LANG
 LOCALE = ROOT / "posenc_lib" / "locale" / LANG
 OUT = ROOT / LANG
 KEYWORDS = {"_": None, "N_": None, "tr": None}  # the marking functions of posenc_lib.i18n
+TOOLS = ("site.py", "demo.py")  # the repository's tools whose pages speak both languages
 LANGUAGE_CELL_ID = "zh-language"
 LANGUAGE_CELL = (
     'import posenc_lib\n\nposenc_lib.set_language("zh")  # 中文版：库的输出、图和检查的反馈都用中文'
@@ -289,27 +291,39 @@ class Message:
 
 def _home(where: str) -> str:
     """The catalog a message belongs to: its chapter's (chNN.po), else common.po."""
+    if where.startswith("tools/"):
+        return "tools"
     match = re.search(r"(?:/ch|^notebooks/|^solutions/)(\d\d)", where)
     return f"ch{match[1]}" if match else "common"
 
 
 def unmarked_calls(source: str, where: str) -> list[str]:
-    """Calls of _, N_ or tr whose message is not one literal string (gettext cannot find them)."""
+    """Marked messages gettext cannot find: an f-string, a ``+`` or a ``.format()`` inside ``_()``
+    or ``tr()``, or anything but one literal string inside ``N_()``. (``_(name)`` is how a message
+    marked ``N_()`` elsewhere is translated when shown, so a name is fine there.)"""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id in KEYWORDS:
                 arg = node.args[0] if node.args else None
-                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                literal = isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                built = isinstance(arg, (ast.JoinedStr, ast.BinOp)) or (
+                    isinstance(arg, ast.Call)
+                    and isinstance(arg.func, ast.Attribute)
+                    and arg.func.attr == "format"
+                )
+                if built or arg is None or (node.func.id == "N_" and not literal):
                     found.append(
-                        f"{where}:{node.lineno}: {node.func.id}() needs one literal string"
+                        f"{where}:{node.lineno}: {node.func.id}() needs one literal string "
+                        "(no f-string, + or .format inside; fields go to tr's keywords)"
                     )
     return found
 
 
 def _code_sources():
     """(where, Python source) for the library's files and the notebooks' code cells."""
-    for path in sorted((ROOT / "posenc_lib").rglob("*.py")):
+    paths = sorted((ROOT / "posenc_lib").rglob("*.py")) + [ROOT / "tools" / f for f in TOOLS]
+    for path in paths:
         if path.name != "i18n.py":
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
     for folder in ("notebooks", "solutions"):
@@ -410,11 +424,65 @@ def fields(text: str) -> list[str]:
     return sorted(FIELD.findall(text))
 
 
+# -- the bundled font -------------------------------------------------------------------------------
+
+NOTO_CJK = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")  # Debian's fonts-noto-cjk
+CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+
+
+def chinese_text() -> str:
+    """Every character of the Chinese catalogs (cells and messages) and the glossary."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CATALOGS.rglob("*.md"))]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(LOCALE.glob("*.po"))]
+    return "".join(texts)
+
+
+def common_chinese() -> str:
+    """The 3,755 characters of GB 2312 level 1 (the commonest), so most new text needs no new font."""
+    chars = []
+    for high in range(0xB0, 0xD8):
+        for low in range(0xA1, 0xFF):
+            try:
+                chars.append(bytes([high, low]).decode("gb2312"))
+            except UnicodeDecodeError:
+                pass
+    return "".join(chars)
+
+
+def make_font(source: Path = NOTO_CJK) -> Path:
+    """Subset Noto Sans CJK SC to what the course needs, renamed so it never shadows a system font."""
+    from fontTools import subset
+    from fontTools.ttLib import TTCollection
+
+    from posenc_lib import i18n
+
+    font = next(
+        f
+        for f in TTCollection(str(source)).fonts
+        if f["name"].getDebugName(1) == "Noto Sans CJK SC"
+    )
+    options = subset.Options()
+    options.layout_features, options.name_IDs, options.hinting = ["*"], ["*"], False
+    subsetter = subset.Subsetter(options)
+    text = common_chinese() + "".join(sorted(set(CJK_CHAR.findall(chinese_text()))))
+    subsetter.populate(text=text + "，。：；？！“”‘’（）《》、…—·「」【】％＋－＝")
+    subsetter.subset(font)
+    for record in font["name"].names:
+        if record.nameID in (1, 3, 4, 6, 16):
+            old = record.toUnicode()
+            new = old.replace("Noto Sans CJK SC", i18n.FONT_FAMILY).replace(
+                "NotoSansCJKsc", i18n.FONT_FAMILY.replace(" ", "")
+            )
+            record.string = new
+    font.save(str(i18n.FONT))
+    return i18n.FONT
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tools.translate", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("command", choices=("sync", "build", "check"))
+    parser.add_argument("command", choices=("sync", "build", "check", "font"))
     parser.add_argument(
         "--only",
         action="append",
@@ -427,6 +495,10 @@ def main(argv=None) -> int:
     if args.command == "sync":
         sync_cells()
         sync_messages()
+        return 0
+    if args.command == "font":
+        path = make_font()
+        print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
         return 0
     if args.command == "build":
         for path in build():

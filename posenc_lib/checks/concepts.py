@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from posenc_lib.checks.question import MAX_MESSAGE, Case, Question, _Missing
 from posenc_lib.checks.run import NOT_ATTEMPTED, RETURNED, Outcome
 from posenc_lib.checks.verdicts import FAIL, PASS, Verdict, show
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 MAX_TEXT = 100  # characters of an answer read as text; the grader's child sends no more than 101
 MAX_WHY = 330  # characters of a ``why``: with its lead-in, a verdict shows it whole
@@ -104,7 +106,24 @@ def markup_html(text: str) -> str:
 
 
 def _a(word: str) -> str:
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    if word[:1].lower() in "aeiou":
+        return tr("an {type}", type=word)
+    return tr("a {type}", type=word)
+
+
+def shown(text: str) -> str:
+    """A question's text (prompt, option, why, unit, section: English, marked with ``N_`` where
+    the chapter defines it) in the language in use, translated when it is shown."""
+    return translate(text).strip() if text else text
+
+
+def _shorten(text: str, width: int = 90) -> str:
+    """``text`` in at most ``width`` characters; Chinese, which has no spaces to cut at, by
+    characters."""
+    short = textwrap.shorten(text, width, placeholder=" ...")
+    if len(text) > width and len(short) < width // 2:  # one long word: no space to cut at
+        short = text[: width - 1] + "…"
+    return short
 
 
 class _Unset:
@@ -118,7 +137,7 @@ class Concept(Question):
     """What both kinds share: answered with a value in ``answer_cN``, 1 point, no hidden inputs."""
 
     points = 1
-    kind = ""  # "multiple choice" or "numeric"
+    kind = ""  # "multiple choice" or "numeric" (marked N_: shown in the language in use)
 
     def __init__(self, name: str, prompt: str, section: str):
         super().__init__()
@@ -129,6 +148,18 @@ class Concept(Question):
         self.name, self.prompt, self.section = name, prompt.strip(), section.strip()
         self.function = f"answer_{name}"
         self.title = textwrap.shorten(self.prompt.replace("`", ""), 90, placeholder=" ...")
+
+    def shown_title(self) -> str:
+        """The title (the shortened prompt) in the language in use."""
+        if translate(self.prompt) == self.prompt:
+            return self.title
+        return _shorten(shown(self.prompt).replace("`", ""))
+
+    def shown_hints(self) -> tuple[str, ...]:
+        return (self._hint(),)
+
+    def _hint(self) -> str:
+        raise NotImplementedError
 
     # -- the two halves of a check: the value is recorded, never called -----------------------------
     def cases(self, seed: int = 0) -> list[Case]:
@@ -144,10 +175,14 @@ class Concept(Question):
 
     def _judge(self, cases, outcomes) -> tuple[str, str]:
         if not outcomes:
-            return FAIL, "not graded: no answer was read."
+            return FAIL, _("not graded: no answer was read.")
         outcome = outcomes[0]
         if outcome.kind != RETURNED:
-            return FAIL, f"`{self.function}` could not be read ({outcome.kind})."
+            return FAIL, tr(
+                "`{function}` could not be read ({kind}).",
+                function=self.function,
+                kind=outcome.kind,
+            )
         if outcome.value is None:
             return NOT_ATTEMPTED, self.not_attempted
         return self.read(outcome.value)
@@ -162,9 +197,12 @@ class Concept(Question):
 
     def missing(self) -> Verdict:
         """The verdict when the notebook has no variable ``answer_cN`` at all."""
-        return Verdict(self.name, NOT_ATTEMPTED,
-                       f"there is no variable `{self.function}` yet: run the cell that sets it "
-                       "(or add it back), then check again.", 0, self.points)  # fmt: skip
+        sentence = tr(
+            "there is no variable `{function}` yet: run the cell that sets it "
+            "(or add it back), then check again.",
+            function=self.function,
+        )
+        return Verdict(self.name, NOT_ATTEMPTED, sentence, 0, self.points)
 
     def evaluate(self, value) -> Verdict:
         """The Verdict for ``value``, without showing it."""
@@ -194,17 +232,21 @@ class Concept(Question):
         show({"text/plain": text, "text/html": markup})
 
     def hint(self, number: int | None = None) -> None:
-        text = f"{self.name}: hint: {self.hints[0]}"
+        text = tr("{name}: hint: {hint}", name=self.name, hint=self._hint())
         show({"text/plain": text, "text/html": markup_html(text)})
 
     def _asked(self) -> tuple[str, str]:
         raise NotImplementedError
 
     def _head(self) -> tuple[str, str]:
-        plain = f"{self.name} ({self.kind}, {self.points} point): {self.prompt}"
-        markup = (
-            f"<p><b>{self.name}</b> <i>({self.kind}, {self.points} point)</i>: "
-            f"{markup_html(self.prompt)}</p>"
+        prompt = shown(self.prompt)
+        about = tr("({kind}, {points} point)", kind=translate(self.kind), points=self.points)
+        plain = tr("{name} {about}: {prompt}", name=self.name, about=about, prompt=prompt)
+        markup = tr(
+            "{name} {about}: {prompt}",
+            name=f"<p><b>{self.name}</b>",
+            about=f"<i>{about}</i>",
+            prompt=f"{markup_html(prompt)}</p>",
         )
         return plain, markup
 
@@ -216,7 +258,7 @@ class MultipleChoice(Concept):
     chapter").
     """
 
-    kind = "multiple choice"
+    kind = N_("multiple choice")
 
     def __init__(self, name: str, prompt: str, choices: tuple[Choice, ...], answer: str,
                  section: str):  # fmt: skip
@@ -241,84 +283,134 @@ class MultipleChoice(Concept):
             "something the lecture printed contradicts it.",
         )
 
+    def _hint(self) -> str:
+        return tr(
+            "re-read {section}; then take the options one at a time and ask whether "
+            "something the lecture printed contradicts it.",
+            section=shown(self.section),
+        )
+
     @property
     def letters(self) -> str:
         """ "a", "b", "c" or "d" """
         keys = [f'"{c.key}"' for c in self.choices]
-        return ", ".join(keys[:-1]) + f" or {keys[-1]}"
+        return tr("{first} or {last}", first=", ".join(keys[:-1]), last=keys[-1])
 
     @property
     def not_attempted(self) -> str:
-        return f'set {self.function} to one letter, e.g. {self.function} = "b", then run the check.'
+        return tr(
+            'set {function} to one letter, e.g. {function} = "b", then run the check.',
+            function=self.function,
+        )
 
     def read(self, value) -> tuple[str, str]:
-        ask = f'answer with one letter in quotes, e.g. {self.function} = "b"'
+        f = self.function
+        ask = tr('answer with one letter in quotes, e.g. {function} = "b"', function=f)
         kind = type(value)
         if kind is bool:
-            return FAIL, f"`{self.function}` is {value}, a yes/no value; {ask}."
+            return FAIL, tr(
+                "`{function}` is {value}, a yes/no value; {ask}.", function=f, value=value, ask=ask
+            )
         if kind is int or kind is float:
-            return FAIL, (
-                f"`{self.function}` is a number, but this question is answered with the letter of "
-                f"an option: {ask}."
+            return FAIL, tr(
+                "`{function}` is a number, but this question is answered with the letter of "
+                "an option: {ask}.",
+                function=f,
+                ask=ask,
             )
         if kind is not str:
-            return FAIL, f"`{self.function}` is {_a(type_name(value))}, not a letter: {ask}."
+            return FAIL, tr(
+                "`{function}` is {a_type}, not a letter: {ask}.",
+                function=f,
+                a_type=_a(type_name(value)),
+                ask=ask,
+            )
         if len(value) > MAX_TEXT:
-            return FAIL, f"`{self.function}` is a long text; {ask}."
+            return FAIL, tr("`{function}` is a long text; {ask}.", function=f, ask=ask)
         text = value.strip()
         if not text:
-            return FAIL, f"`{self.function}` is an empty string: put one letter between the quotes."
+            return FAIL, tr(
+                "`{function}` is an empty string: put one letter between the quotes.", function=f
+            )
         match = _LETTER.fullmatch(text)
         if match is None:
             folded = " ".join(text.lower().split())
-            if any(folded == " ".join(c.text.lower().split()) for c in self.choices):
-                return FAIL, (
-                    f"`{self.function}` holds the text of an option; answer with its letter "
-                    f"({self.letters})."
+            texts = {
+                " ".join(t.lower().split()) for c in self.choices for t in (c.text, shown(c.text))
+            }
+            if folded in texts:  # an option's text, in English or in the language in use
+                return FAIL, tr(
+                    "`{function}` holds the text of an option; answer with its letter ({letters}).",
+                    function=f,
+                    letters=self.letters,
                 )
             letters = [ch for ch in text.lower() if ch.isalpha()]
             if 1 < len(letters) <= len(self.choices) and all(
                 ch in "abcde"[: len(self.choices)] for ch in letters
             ):
-                return FAIL, (
-                    f"`{self.function}` names {len(letters)} options; exactly one is right: "
-                    "pick one letter."
+                return FAIL, tr(
+                    "`{function}` names {count} options; exactly one is right: pick one letter.",
+                    function=f,
+                    count=len(letters),
                 )
-            return FAIL, f"`{self.function}` is not one letter; {ask}."
+            return FAIL, tr("`{function}` is not one letter; {ask}.", function=f, ask=ask)
         key = match.group(1).lower()
         if key not in [c.key for c in self.choices]:
-            return FAIL, (
-                f'there is no option "{key}": the options are {self.letters}; pick one of them.'
+            return FAIL, tr(
+                'there is no option "{key}": the options are {letters}; pick one of them.',
+                key=key,
+                letters=self.letters,
             )
         if key == self.answer:
-            return PASS, f"well done: {self.right.why}"
+            return PASS, tr("well done: {why}", why=shown(self.right.why))
         chosen = next(c for c in self.choices if c.key == key)
-        return FAIL, f'not yet: "({key})" is not the answer. {chosen.why}'
+        return FAIL, tr(
+            'not yet: "({key})" is not the answer. {why}', key=key, why=shown(chosen.why)
+        )
 
     def _asked(self) -> tuple[str, str]:
         plain, markup = self._head()
-        lines = [plain, *(f"  ({c.key}) {c.text}" for c in self.choices)]
-        lines.append(f"Set {self.function} to one letter ({self.letters}), then run "
-                     f"{self.name}.check({self.function}).")  # fmt: skip
+        options = [(c.key, shown(c.text)) for c in self.choices]
+        lines = [plain, *(f"  ({key}) {text}" for key, text in options)]
+        lines.append(
+            tr(
+                "Set {function} to one letter ({letters}), then run {call}.",
+                function=self.function,
+                letters=self.letters,
+                call=f"{self.name}.check({self.function})",
+            )
+        )
         items = "".join(
-            f'<li style="list-style: none">({c.key}) {markup_html(c.text)}</li>'
-            for c in self.choices
+            f'<li style="list-style: none">({key}) {markup_html(text)}</li>'
+            for key, text in options
         )
-        markup += (
-            f'<ul style="padding-left: 1em">{items}</ul><p>Set <code>{self.function}</code> to '
-            f"one letter ({self.letters}), then run "
-            f"<code>{self.name}.check({self.function})</code>.</p>"
+        line = tr(
+            "Set {function} to one letter ({letters}), then run {call}.",
+            function=f"<code>{self.function}</code>",
+            letters=self.letters,
+            call=f"<code>{self.name}.check({self.function})</code>",
         )
+        markup += f'<ul style="padding-left: 1em">{items}</ul><p>{line}</p>'
         return "\n".join(lines), markup
 
     def solution(self) -> None:
         """Show the right option and why it is right."""
-        option = self.right.text.rstrip(".")
-        text = f"{self.name}: the answer is ({self.right.key}) {option}. {self.right.why}"
-        markup = (
-            f"<p><b>{self.name}</b>: the answer is ({self.right.key}) "
-            f"{markup_html(option)}. {markup_html(self.right.why)}</p>"
+        option = shown(self.right.text).rstrip(".。")
+        why = shown(self.right.why)
+        text = tr(
+            "{name}: the answer is ({key}) {option}. {why}",
+            name=self.name,
+            key=self.right.key,
+            option=option,
+            why=why,
         )
+        markup = "<p>" + tr(
+            "{name}: the answer is ({key}) {option}. {why}",
+            name=f"<b>{self.name}</b>",
+            key=self.right.key,
+            option=markup_html(option),
+            why=markup_html(why),
+        ) + "</p>"  # fmt: skip
         show({"text/plain": text, "text/html": markup})
 
 
@@ -331,7 +423,7 @@ class Numeric(Concept):
     enough from the others to tell apart; unit: the unit asked for ("positions"), or "".
     """
 
-    kind = "numeric"
+    kind = N_("numeric")
 
     def __init__(self, name: str, prompt: str, answer: Callable[[], float], rel_tol: float,
                  why: str, mistakes: tuple[Mistake, ...], section: str, unit: str = ""):  # fmt: skip
@@ -369,6 +461,19 @@ class Numeric(Concept):
             + (f" (the answer is in {self.unit})." if self.unit else "."),
         )
 
+    def _hint(self) -> str:
+        if self.unit:
+            return tr(
+                "re-read {section}; write the formula first, then put in the numbers "
+                "(the answer is in {unit}).",
+                section=shown(self.section),
+                unit=shown(self.unit),
+            )
+        return tr(
+            "re-read {section}; write the formula first, then put in the numbers.",
+            section=shown(self.section),
+        )
+
     def _apart(self, a: float, b: float) -> bool:
         """True when no number is within rel_tol of both ``a`` and ``b``."""
         return abs(a - b) > self.rel_tol * (abs(a) + abs(b))
@@ -378,63 +483,88 @@ class Numeric(Concept):
 
     @property
     def not_attempted(self) -> str:
-        return (
-            f"set {self.function} to a number (an int or a float, no quotes), then run the check."
+        return tr(
+            "set {function} to a number (an int or a float, no quotes), then run the check.",
+            function=self.function,
         )
 
     def read(self, value) -> tuple[str, str]:
-        ask = f"set {self.function} to one number, without quotes"
+        f = self.function
+        ask = tr("set {function} to one number, without quotes", function=f)
         kind = type(value)
         if kind is bool:
-            return FAIL, f"`{self.function}` is {value}, a yes/no value; {ask}."
+            return FAIL, tr(
+                "`{function}` is {value}, a yes/no value; {ask}.", function=f, value=value, ask=ask
+            )
         if kind is str:
             text = value.strip()
             if len(value) <= MAX_TEXT and _NUMBERISH.fullmatch(text):
-                return FAIL, (
-                    f"`{self.function}` is a string; write the number without quotes, "
-                    f"{self.function} = {text}."
+                return FAIL, tr(
+                    "`{function}` is a string; write the number without quotes, "
+                    "{function} = {text}.",
+                    function=f,
+                    text=text,
                 )
-            return FAIL, f"`{self.function}` is a string, not a number; {ask}."
+            return FAIL, tr("`{function}` is a string, not a number; {ask}.", function=f, ask=ask)
         if kind is not int and kind is not float:
-            return FAIL, f"`{self.function}` is {_a(type_name(value))}, not a number; {ask}."
+            return FAIL, tr(
+                "`{function}` is {a_type}, not a number; {ask}.",
+                function=f,
+                a_type=_a(type_name(value)),
+                ask=ask,
+            )
         try:
             got = float(value)
         except OverflowError:
-            return FAIL, f"`{self.function}` is too large to be the answer; {ask}."
+            return FAIL, tr(
+                "`{function}` is too large to be the answer; {ask}.", function=f, ask=ask
+            )
         if math.isnan(got):
-            return FAIL, f"`{self.function}` is NaN (not a number): {ask}."
+            return FAIL, tr("`{function}` is NaN (not a number): {ask}.", function=f, ask=ask)
         if math.isinf(got):
-            return FAIL, f"`{self.function}` is infinite; set it to a finite number."
+            return FAIL, tr("`{function}` is infinite; set it to a finite number.", function=f)
         if self.near(got, self.value):
-            return PASS, f"well done: {self.why}"
+            return PASS, tr("well done: {why}", why=shown(self.why))
         for mistake in self.mistakes:
             if self.near(got, mistake.value):
-                return FAIL, f"not yet: {mistake.why}"
-        return FAIL, (
-            f"not yet: that is not the number {self.section} leads to. Re-read it, write the "
-            f"formula, then put in the numbers (`{self.name}.hint()` gives a nudge)."
+                return FAIL, tr("not yet: {why}", why=shown(mistake.why))
+        return FAIL, tr(
+            "not yet: that is not the number {section} leads to. Re-read it, write the "
+            "formula, then put in the numbers (`{name}.hint()` gives a nudge).",
+            section=shown(self.section),
+            name=self.name,
         )
 
     def _asked(self) -> tuple[str, str]:
         plain, markup = self._head()
-        unit = f" (in {self.unit})" if self.unit else ""
-        line = (
-            f"Set {self.function} to a number{unit}, then run {self.name}.check({self.function})."
-        )
-        markup += (
-            f"<p>Set <code>{self.function}</code> to a number{html.escape(unit)}, then run "
-            f"<code>{self.name}.check({self.function})</code>.</p>"
-        )
+        call = f"{self.name}.check({self.function})"
+        if self.unit:
+            sentence = N_("Set {function} to a number (in {unit}), then run {call}.")
+        else:
+            sentence = N_("Set {function} to a number, then run {call}.")
+        unit = shown(self.unit)
+        line = translate(sentence).format(function=self.function, unit=unit, call=call)
+        markup += "<p>" + translate(sentence).format(
+            function=f"<code>{self.function}</code>",
+            unit=html.escape(unit),
+            call=f"<code>{call}</code>",
+        ) + "</p>"  # fmt: skip
         return f"{plain}\n{line}", markup
 
     def solution(self) -> None:
         """Show the answer (3 significant digits), how it is worked out, and the computation."""
-        unit = f" {self.unit}" if self.unit else ""
-        head = f"{self.name}: the answer is {self.shown_value}{unit}. {self.why}"
+        values = {"name": self.name, "value": self.shown_value, "why": shown(self.why)}
+        if self.unit:
+            head = tr(
+                "{name}: the answer is {value} {unit}. {why}", unit=shown(self.unit), **values
+            )
+        else:
+            head = tr("{name}: the answer is {value}. {why}", **values)
         text, markup = head, f"<p>{markup_html(head)}</p>"
         if self.working:
-            text += f"\nComputed as: {self.working}"
-            markup += f"<p>Computed as: <code>{html.escape(self.working)}</code></p>"
+            text += "\n" + tr("Computed as: {working}", working=self.working)
+            code = f"<code>{html.escape(self.working)}</code>"
+            markup += "<p>" + tr("Computed as: {working}", working=code) + "</p>"
         show({"text/plain": text, "text/html": markup})
 
 

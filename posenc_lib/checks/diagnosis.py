@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from posenc_lib.i18n import N_
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+
+CLOSE_BUT = N_("Close, but ")
+
 
 def named_mistake(
-    mistakes: Iterable[tuple[object, str]], matches: Callable[[object], bool], lead="Close, but "
+    mistakes: Iterable[tuple[object, str]], matches: Callable[[object], bool], lead=CLOSE_BUT
 ) -> str | None:
-    """``lead`` + the sentence of the first mistake whose value ``matches``, or None."""
+    """``lead`` + the sentence of the first mistake whose value ``matches``, or None.
+
+    Both are shown in the language in use: a sentence marked ``N_`` (or already translated with
+    ``_``/``tr``) and a ``lead`` marked ``N_`` are translated here.
+    """
     for wrong, sentence in mistakes:
         if matches(wrong):
-            return lead + sentence
+            return translate(lead) + translate(sentence)
     return None
 
 

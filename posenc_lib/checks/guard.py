@@ -18,6 +18,7 @@ import sysconfig
 import types
 
 from posenc_lib.checks.references import PACKAGE_NAME, _loaded, resolve
+from posenc_lib.i18n import tr
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__))
 _PACKAGE_PREFIXES = tuple({_PACKAGE_DIR + os.sep, os.path.abspath(_PACKAGE_DIR) + os.sep})
@@ -252,8 +253,11 @@ def _guard_hook(key, args, kwargs):
         return clone(*args, **kwargs)
     _GUARD.used.append(key)
     raise RuntimeError(
-        f"the library's `{key}` is switched off while your answer is checked: this exercise asks "
-        "you to write it yourself."
+        tr(
+            "the library's `{name}` is switched off while your answer is checked: this exercise "
+            "asks you to write it yourself.",
+            name=key,
+        )
     )
 
 

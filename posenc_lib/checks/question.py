@@ -33,23 +33,28 @@ from posenc_lib.checks.run import (
 )
 from posenc_lib.checks.solutions import show_solution
 from posenc_lib.checks.verdicts import FAIL, PASS, Scorecard, Verdict, escape_html, show
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 TIMEOUT_SECONDS = 5.0  # per call of a learner's function
 MAX_MESSAGE = 400  # characters of a tutor's sentence
 
 # Errors torch raises for the usual slips, and what to look at.
+# (The patterns match torch's own English error text, which no language setting changes.)
 _TIPS = {
-    "same dtype": "Two tensors of different dtypes met (float32 and float64, or an integer or "
-    "boolean tensor and a float one): convert one with .to(x.dtype).",
-    "cannot be multiplied": "Print the shapes of the two matrices you multiply.",
-    "must match the size": "Two tensors' shapes do not line up: print them.",
-    "out of bounds": "An index ran past the end: check your ranges.",
-    "maximum recursion": "Your function calls itself without end.",
+    "same dtype": N_(
+        "Two tensors of different dtypes met (float32 and float64, or an integer or "
+        "boolean tensor and a float one): convert one with .to(x.dtype)."
+    ),
+    "cannot be multiplied": N_("Print the shapes of the two matrices you multiply."),
+    "must match the size": N_("Two tensors' shapes do not line up: print them."),
+    "out of bounds": N_("An index ran past the end: check your ranges."),
+    "maximum recursion": N_("Your function calls itself without end."),
 }
 
 
 def _tip(error: str) -> str:
-    return next((f" {tip}" for pattern, tip in _TIPS.items() if pattern in error), "")
+    return next((" " + translate(tip) for pattern, tip in _TIPS.items() if pattern in error), "")
 
 
 # -- questions ----------------------------------------------------------------------------------------
@@ -82,10 +87,18 @@ class Question:
     # The library functions that answer the question ("posenc_lib.module.function"): switched off
     # while the learner's function runs, so calling one fails with a sentence.
     references: tuple[str, ...] = ()
-    slow_hint = "look for a Python loop over every entry of a tensor."  # after "too slow"
+    slow_hint = N_("look for a Python loop over every entry of a tensor.")  # after "too slow"
 
     def __init__(self):
         self._next_hint = 0
+
+    def shown_title(self) -> str:
+        """The title in the language in use (``title`` is the English, marked with ``N_``)."""
+        return translate(self.title) if self.title else ""
+
+    def shown_hints(self) -> tuple[str, ...]:
+        """The hints in the language in use (``hints`` holds the English, marked with ``N_``)."""
+        return tuple(translate(h) for h in self.hints)
 
     # The two halves a subclass fills in.
     def cases(self, seed: int = 0) -> list[Case]:
@@ -123,9 +136,10 @@ class Question:
         except BaseException:  # noqa: BLE001 - a strange value must not crash the check
             status, message = (
                 FAIL,
-                (
-                    f"`{self.function}` returned something the check could not read; return the "
-                    "type the question asks for."
+                tr(
+                    "`{function}` returned something the check could not read; return the "
+                    "type the question asks for.",
+                    function=self.function,
                 ),
             )
         points = self.points if status == PASS else 0
@@ -136,60 +150,82 @@ class Question:
     def _judge(self, cases, outcomes) -> tuple[str, str]:
         values = []
         for case, outcome in zip(cases, outcomes, strict=False):  # run() may stop early
-            where = f"when called with {case.describe}"
+            where = tr("when called with {case}", case=case.describe)
             if outcome.kind == NOT_ATTEMPTED:
-                return NOT_ATTEMPTED, (
-                    f"replace the `raise NotImplementedError` line in `{self.function}` with your "
-                    "code, then run the check again."
+                return NOT_ATTEMPTED, tr(
+                    "replace the `raise NotImplementedError` line in `{function}` with your "
+                    "code, then run the check again.",
+                    function=self.function,
                 )
             if outcome.kind != "returned":
                 return FAIL, self._not_returned(outcome, where)
             if outcome.value is None:
-                return FAIL, (
-                    f"`{self.function}` returned None {where}: did you forget the `return`?"
+                return FAIL, tr(
+                    "`{function}` returned None {where}: did you forget the `return`?",
+                    function=self.function,
+                    where=where,
                 )
             problem = type_problem(outcome.value, self.returns, self.function)
             if problem:
-                return FAIL, f"{problem} (Input: {case.describe}.)"
+                return FAIL, with_input(problem, case)
             problem = self.diagnose(case, outcome.value)
             if problem:
-                return FAIL, f"{problem} (Input: {case.describe}.)"
+                return FAIL, with_input(problem, case)
             values.append(outcome.value)
         if len(outcomes) < len(cases):
-            return FAIL, "the check stopped early."  # run() stops only at a failed call
+            return FAIL, _("the check stopped early.")  # run() stops only at a failed call
         problem = self.diagnose_all(cases, values)
         if problem:
             return FAIL, problem
-        return PASS, "well done."
+        return PASS, _("well done.")
 
     def _not_returned(self, outcome: Outcome, where: str) -> str:
         """The sentence for a call that raised, ran too long, cheated or changed its input."""
         fn = f"`{self.function}`"
         if outcome.kind == TOO_SLOW:
-            return (
-                f"{fn} used more than {self.timeout:g} s of CPU time {where} (imports not "
-                f"counted) and was stopped; a right answer needs far less: {self.slow_hint}"
+            return tr(
+                "{fn} used more than {seconds:g} s of CPU time {where} (imports not "
+                "counted) and was stopped; a right answer needs far less: {slow_hint}",
+                fn=fn,
+                seconds=self.timeout,
+                where=where,
+                slow_hint=translate(self.slow_hint),
             )
         if outcome.kind == TIMED_OUT:
-            return (
-                f"{fn} was still running after {hard_limit(self.timeout):g} s {where} and was "
-                "stopped: is there a loop that never ends?"
+            return tr(
+                "{fn} was still running after {seconds:g} s {where} and was "
+                "stopped: is there a loop that never ends?",
+                fn=fn,
+                seconds=hard_limit(self.timeout),
+                where=where,
             )
         if outcome.kind == SHORTCUT:
-            return (
-                f"this exercise asks you to write {fn} yourself; the library's `{outcome.error}` "
-                "is switched off while your answer is checked."
+            return tr(
+                "this exercise asks you to write {fn} yourself; the library's `{reference}` "
+                "is switched off while your answer is checked.",
+                fn=fn,
+                reference=outcome.error,
             )
         if outcome.kind == CHANGED_INPUT:
             name = outcome.error.strip("`") if outcome.error.startswith("`") else "x"
-            return (
-                f"{fn} changed its argument {outcome.error} in place {where}: work on a copy "
-                f"(`{name} = {name}.clone()` for a tensor, `{name} = list({name})` for a list), "
-                "or use operations that make new tensors (x = x + y, not x += y)."
+            return tr(
+                "{fn} changed its argument {argument} in place {where}: work on a copy "
+                "(`{name} = {name}.clone()` for a tensor, `{name} = list({name})` for a list), "
+                "or use operations that make new tensors (x = x + y, not x += y).",
+                fn=fn,
+                argument=outcome.error,
+                where=where,
+                name=name,
             )
         if outcome.kind == RAISED:
-            return f"{fn} raised {outcome.error} {where}.{_tip(outcome.error)}"
-        return f"{fn} did not return a value {where}."
+            return tr(
+                "{fn} raised {error} {where}.{tip}",
+                fn=fn,
+                error=outcome.error,
+                where=where,
+                tip=_tip(outcome.error),
+            )
+        return tr("{fn} did not return a value {where}.", fn=fn, where=where)
 
     def evaluate(self, fn) -> Verdict:
         """The Verdict for ``fn`` on the public inputs, without showing it.
@@ -200,8 +236,11 @@ class Question:
             return Verdict(
                 self.name,
                 NOT_ATTEMPTED,
-                f"there is no function `{self.function}` yet: run the cell that defines it, then "
-                "check again.",
+                tr(
+                    "there is no function `{function}` yet: run the cell that defines it, then "
+                    "check again.",
+                    function=self.function,
+                ),
                 0,
                 self.points,
             )
@@ -209,8 +248,13 @@ class Question:
             return Verdict(
                 self.name,
                 FAIL,
-                f"check needs your function itself, as in `{self.name}.check({self.function})`, "
-                f"but it was given {kind_of(fn)}.",
+                tr(
+                    "check needs your function itself, as in `{name}.check({function})`, "
+                    "but it was given {kind}.",
+                    name=self.name,
+                    function=self.function,
+                    kind=kind_of(fn),
+                ),
                 0,
                 self.points,
             )
@@ -226,12 +270,18 @@ class Question:
     # Help.
     def hint(self, number: int | None = None) -> None:
         """Show the next hint (or hint ``number``, counting from 1)."""
-        if not self.hints:
-            text = "No hint for this one: re-read the question and the lecture's section."
+        hints = self.shown_hints()
+        if not hints:
+            text = _("No hint for this one: re-read the question and the lecture's section.")
         else:
-            index = self._next_hint if number is None else max(1, min(number, len(self.hints))) - 1
-            self._next_hint = min(index + 1, len(self.hints) - 1)
-            text = f"Hint {index + 1} of {len(self.hints)}: {self.hints[index]}"
+            index = self._next_hint if number is None else max(1, min(number, len(hints))) - 1
+            self._next_hint = min(index + 1, len(hints) - 1)
+            text = tr(
+                "Hint {number} of {total}: {hint}",
+                number=index + 1,
+                total=len(hints),
+                hint=hints[index],
+            )
         show(
             {"text/plain": f"{self.name}: {text}", "text/html": escape_html(f"{self.name}: {text}")}
         )
@@ -239,6 +289,12 @@ class Question:
     def solution(self) -> None:
         """Show the worked solution, read from the solutions notebook near the working folder."""
         show_solution(self.notebook, self.function)
+
+
+def with_input(problem: str, case: Case) -> str:
+    """A failed verdict's sentence followed by the input it failed on (the class report strips it:
+    ``grading.report.mistake_sentence``)."""
+    return tr("{problem} (Input: {case}.)", problem=problem, case=case.describe)
 
 
 def _from_notebook(name: str):

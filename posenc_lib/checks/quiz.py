@@ -24,15 +24,23 @@ import importlib
 import math
 import re
 
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+
 # Greys with transparency read on a white page and on JupyterLab's dark theme alike.
 BORDER = "rgba(128, 128, 128, 0.45)"
 SHADE = "rgba(128, 128, 128, 0.10)"
 RIGHT_COLOUR = "#2e9e4f"  # mid-tone green and red: readable on light and dark backgrounds
 WRONG_COLOUR = "#d9534f"
-CLICK_NOTE = (
+CLICK_NOTE = N_(
     "Click an option in JupyterLab or on the course website to see why it is right or wrong; "
     "a numeric question shows its answer the same way."
 )
+
+
+def shown(text) -> str:
+    """A question's text (marked ``N_`` where the chapter defines it) in the language in use."""
+    return translate(text).strip() if isinstance(text, str) and text else text
 
 
 def quiz(questions, *, projector: bool = False) -> Quiz:
@@ -92,17 +100,23 @@ class Quiz:
     def text(self) -> str:
         """The questions and their options, numbered, without any answer or feedback."""
         n = len(self.questions)
-        lines = [f"Check your understanding: {n} question{'s' * (n != 1)}.", ""]
+        if n == 1:
+            lines = [_("Check your understanding: 1 question."), ""]
+        else:
+            lines = [tr("Check your understanding: {n} questions.", n=n), ""]
         for number, q in enumerate(self.questions, start=1):
-            prompt = q.prompt.strip().replace("\n", "\n   ")
+            prompt = shown(q.prompt).replace("\n", "\n   ")
             lines.append(f"{number}. ({q.name}) {prompt}")
             if _is_choice(q):
-                lines += [f"   ({c.key}) {c.text}" for c in q.choices]
+                lines += [f"   ({c.key}) {shown(c.text)}" for c in q.choices]
             else:
-                unit = getattr(q, "unit", "")
-                lines.append(f"   Answer with a number{f' (in {unit})' if unit else ''}.")
+                unit = shown(getattr(q, "unit", ""))
+                if unit:
+                    lines.append("   " + tr("Answer with a number (in {unit}).", unit=unit))
+                else:
+                    lines.append("   " + _("Answer with a number."))
             lines.append("")
-        lines.append(CLICK_NOTE)
+        lines.append(translate(CLICK_NOTE))
         return "\n".join(lines)
 
     def html(self) -> str:
@@ -112,7 +126,7 @@ class Quiz:
             _question_html(number, q, self.projector)
             for number, q in enumerate(self.questions, start=1)
         ]
-        note = f'<p style="opacity: 0.75; font-size: 0.85em">{_inline(CLICK_NOTE)}</p>'
+        note = f'<p style="opacity: 0.75; font-size: 0.85em">{_inline(translate(CLICK_NOTE))}</p>'
         mode = "posenc-quiz posenc-quiz-projector" if self.projector else "posenc-quiz"
         return f'<div class="{mode}" style="{size}">{"".join(blocks)}{note}</div>'
 
@@ -162,7 +176,7 @@ def _question_html(number: int, q, projector: bool) -> str:
         else "margin: 0 0 1.4em 0"
     )
     head = (
-        f'<p style="margin: 0 0 0.5em 0"><strong>{number}.</strong> {_inline(q.prompt.strip())} '
+        f'<p style="margin: 0 0 0.5em 0"><strong>{number}.</strong> {_inline(shown(q.prompt))} '
         f'<span style="opacity: 0.6; font-size: 0.8em">({html.escape(q.name)})</span></p>'
     )
     body = _choices_html(q) if _is_choice(q) else _numeric_html(q)
@@ -181,13 +195,13 @@ def _choices_html(q) -> str:
     for c in q.choices:
         right = c.key.strip().lower() == answer
         colour = RIGHT_COLOUR if right else WRONG_COLOUR
-        verdict = "✓ Right." if right else "✗ Not quite."
+        verdict = _("✓ Right.") if right else _("✗ Not quite.")
         options.append(
             f'<details class="posenc-quiz-option" style="{DETAILS}">'
             f'<summary style="{SUMMARY}; background-color: {SHADE}">'
-            f"({html.escape(c.key)}) {_inline(c.text)}</summary>"
+            f"({html.escape(c.key)}) {_inline(shown(c.text))}</summary>"
             f'<div class="posenc-quiz-feedback" style="{FEEDBACK.format(colour=colour)}">'
-            f'<strong style="color: {colour}">{verdict}</strong> {_inline(c.why)}</div>'
+            f'<strong style="color: {colour}">{verdict}</strong> {_inline(shown(c.why))}</div>'
             "</details>"
         )
     return "".join(options)
@@ -196,26 +210,42 @@ def _choices_html(q) -> str:
 def _numeric_html(q) -> str:
     """The answer (3 significant digits), its working and the named mistakes, in a <details>."""
     value = q.answer() if callable(q.answer) else q.answer
-    unit = getattr(q, "unit", "")
-    shown = three_digits(value) + (f" {html.escape(unit)}" if unit else "")
+    unit = shown(getattr(q, "unit", ""))
+    answer = three_digits(value) + (f" {html.escape(unit)}" if unit else "")
     tolerance = f"{q.rel_tol * 100:.3g}%"
     mistakes = "".join(
-        f"<li><strong>{three_digits(m.value)}</strong>: {_inline(m.why)}</li>"
+        "<li>"
+        + tr(
+            "{value}: {why}",
+            value=f"<strong>{three_digits(m.value)}</strong>",
+            why=_inline(shown(m.why)),
+        )
+        + "</li>"
         for m in getattr(q, "mistakes", ())
     )
+    common = _("Common mistakes:")
     listed = (
-        f'<p style="margin: 0.5em 0 0.2em 0">Common mistakes:</p>'
+        f'<p style="margin: 0.5em 0 0.2em 0">{common}</p>'
         f'<ul style="margin: 0 0 0.3em 0">{mistakes}</ul>'
         if mistakes
         else ""
     )
-    ask = f"A number{f' (in {html.escape(unit)})' if unit else ''}."
+    if unit:
+        ask = tr("A number (in {unit}).", unit=html.escape(unit))
+    else:
+        ask = _("A number.")
+    said = tr(
+        "Answer: {answer} (within {tolerance} counts as right). {why}",
+        answer=f"<strong>{answer}</strong>",
+        tolerance=tolerance,
+        why=_inline(shown(q.why)),
+    )
+    show_answer = _("Show the answer")
     return (
         f'<p style="margin: 0 0 0.4em 0; opacity: 0.8">{ask}</p>'
         f'<details class="posenc-quiz-answer" style="{DETAILS}">'
-        f'<summary style="{SUMMARY}; background-color: {SHADE}">Show the answer</summary>'
+        f'<summary style="{SUMMARY}; background-color: {SHADE}">{show_answer}</summary>'
         f'<div class="posenc-quiz-feedback" style="{FEEDBACK.format(colour=RIGHT_COLOUR)}">'
-        f'<p style="margin: 0.2em 0">Answer: <strong>{shown}</strong> '
-        f"(within {tolerance} counts as right). {_inline(q.why)}</p>{listed}</div>"
+        f'<p style="margin: 0.2em 0">{said}</p>{listed}</div>'
         "</details>"
     )

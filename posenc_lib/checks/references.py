@@ -16,6 +16,8 @@ import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from posenc_lib.i18n import tr
+
 HOOK = "__posenc_switched_off__"  # the name a stub calls, put in its module's globals for a call
 PACKAGE_NAME = __name__.split(".")[0]
 
@@ -77,8 +79,11 @@ def _switched_off(references):
     def hook(name):
         used.append(name)
         raise RuntimeError(  # a plain error: the call is recorded whatever the answer does with it
-            f"the library's `{name}` is switched off while your answer is checked: this exercise "
-            "asks you to write it yourself."
+            tr(
+                "the library's `{name}` is switched off while your answer is checked: this "
+                "exercise asks you to write it yourself.",
+                name=name,
+            )
         )
 
     added = []

@@ -27,6 +27,7 @@ from posenc_lib.checks.guard import _GUARD, _exempt, is_harness  # noqa: F401 - 
 from posenc_lib.checks.isolation import _imports_not_counted, _library_off
 from posenc_lib.checks.references import Reference, resolve
 from posenc_lib.checks.timing import _Clock, _Limit, _time_limit, _TimedOut, hard_limit
+from posenc_lib.i18n import tr
 
 NOT_ATTEMPTED = "not attempted"
 RETURNED, RAISED = "returned", "raised"
@@ -100,7 +101,7 @@ def _argument(fn, index: int) -> str:
             return f"`{parameters[index].name}`"
     except BaseException:  # noqa: BLE001 - a signature that cannot be read
         pass
-    return f"argument {index + 1}"
+    return tr("argument {number}", number=index + 1)
 
 
 # -- calling ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from posenc_lib.checks.verdicts import show
+from posenc_lib.i18n import tr
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
@@ -42,10 +43,13 @@ def show_solution(notebook: str, function: str) -> None:
     """Show the worked solution of ``function``, or say where the solutions are."""
     code = solution_code(notebook, function)
     if code is None:
-        text = f"The worked solution is in solutions/{notebook} in the course repository."
+        text = tr(
+            "The worked solution is in solutions/{notebook} in the course repository.",
+            notebook=notebook,
+        )
         show({"text/plain": text, "text/markdown": text})
     else:
-        intro = f"Worked solution (from solutions/{notebook}):"
+        intro = tr("Worked solution (from solutions/{notebook}):", notebook=notebook)
         show(
             {
                 "text/plain": f"{intro}\n\n{code}",

@@ -7,12 +7,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from posenc_lib.checks.run import NOT_ATTEMPTED
+from posenc_lib.i18n import N_, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 PASS, FAIL = "pass", "fail"
 
 _SYMBOL = {PASS: "✓", FAIL: "✗", NOT_ATTEMPTED: "○"}
 _COLOUR = {PASS: "#1b7f3b", FAIL: "#b42318", NOT_ATTEMPTED: "#6b7280"}
-_HEADLINE = {PASS: "correct", FAIL: "not yet", NOT_ATTEMPTED: "not attempted"}
+_HEADLINE = {PASS: N_("correct"), FAIL: N_("not yet"), NOT_ATTEMPTED: N_("not attempted")}
+
+
+def headline(status: str) -> str:
+    """The word a verdict's status is shown with, in the language in use."""
+    return translate(_HEADLINE[status])
+
+
+def _line(head: str, points: int, max_points: int, message: str) -> str:
+    """ "q1 ✓ correct (4/4 points): well done." (``head`` may be "", for the HTML's bold head)."""
+    return tr(
+        "{head} ({points}/{max_points} points): {message}",
+        head=head,
+        points=points,
+        max_points=max_points,
+        message=message,
+    )
 
 
 @dataclass
@@ -31,16 +49,16 @@ class Verdict:
         return self.status == PASS
 
     def __str__(self) -> str:
-        head = f"{self.question} {_SYMBOL[self.status]} {_HEADLINE[self.status]}"
-        return f"{head} ({self.points}/{self.max_points} points): {self.message}"
+        head = f"{self.question} {_SYMBOL[self.status]} {headline(self.status)}"
+        return _line(head, self.points, self.max_points, self.message)
 
     def _repr_html_(self) -> str:
         colour = _COLOUR[self.status]
-        head = f"{self.question} {_SYMBOL[self.status]} {_HEADLINE[self.status]}"
+        head = f"{self.question} {_SYMBOL[self.status]} {headline(self.status)}"
         return (
             f'<div style="border-left: 4px solid {colour}; padding: 2px 8px">'
-            f'<b style="color: {colour}">{escape_html(head)}</b> '
-            f"({self.points}/{self.max_points} points): {escape_html(self.message)}</div>"
+            f'<b style="color: {colour}">{escape_html(head)}</b>'
+            f"{_line('', self.points, self.max_points, escape_html(self.message))}</div>"
         )
 
     def _ipython_display_(self) -> None:
@@ -82,10 +100,13 @@ class Scorecard(list):
 
     def __str__(self) -> str:
         lines = [
-            f"{v.question}  {_SYMBOL[v.status]} {_HEADLINE[v.status]:<13} {v.points}/{v.max_points}"
+            f"{v.question}  {_SYMBOL[v.status]} {headline(v.status):<13} {v.points}/{v.max_points}"
             for v in self
         ]
-        return "\n".join([*lines, f"total: {self.points}/{self.max_points} points"])
+        total = tr(
+            "total: {points}/{max_points} points", points=self.points, max_points=self.max_points
+        )
+        return "\n".join([*lines, total])
 
     def _ipython_display_(self) -> None:
         if not self._shown:

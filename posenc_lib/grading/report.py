@@ -24,9 +24,12 @@ from pathlib import Path
 
 from posenc_lib.grading.sheet import Row, _write_atomically
 from posenc_lib.grading.submissions import chapters
+from posenc_lib.i18n import N_, _, get_language, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 NOT_GRADED = ("error", "timeout", "invalid")  # rows whose questions did not all run
-_INPUT = re.compile(r"\s*\(Input: .*\)\s*$", re.DOTALL)
+# The input a verdict names at its end (``checks.question.with_input``), in English or Chinese.
+_INPUT = re.compile(r"\s*(\(Input: .*\)|（输入：.*）)\s*$", re.DOTALL)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -93,7 +96,8 @@ def class_report(rows: list[Row]) -> ClassReport:
         graded = by_chapter[chapter]
         questions = []
         for q in _questions(chapter):
-            summary = QuestionSummary(q.name, q.title, q.points, q.hints[0] if q.hints else "")
+            hints = q.shown_hints()
+            summary = QuestionSummary(q.name, q.shown_title(), q.points, hints[0] if hints else "")
             named: Counter = Counter()
             first_wording: dict[str, str] = {}
             for row in graded:
@@ -125,8 +129,8 @@ def _histogram_png(chapter: ChapterSummary) -> str:
     ax = fig.subplots()
     ax.hist(chapter.scores, bins=range(chapter.max_score + 2), align="left", rwidth=0.8,
             color="tab:blue")  # fmt: skip
-    ax.set(xlabel=f"score (of {chapter.max_score})", ylabel="submissions",
-           xlim=(-0.7, chapter.max_score + 0.7))  # fmt: skip
+    ax.set(xlabel=tr("score (of {max_score})", max_score=chapter.max_score),
+           ylabel=_("submissions"), xlim=(-0.7, chapter.max_score + 0.7))  # fmt: skip
     ax.yaxis.get_major_locator().set_params(integer=True)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
@@ -137,37 +141,59 @@ def _distribution(chapter: ChapterSummary) -> str:
     scores = sorted(chapter.scores)
     middle = scores[len(scores) // 2]
     full = sum(s == chapter.max_score for s in scores)
-    return (
-        f"{len(scores)} graded; median {middle} of {chapter.max_score}; "
-        f"{full} with full marks; lowest {scores[0]}, highest {scores[-1]}"
+    return tr(
+        "{graded} graded; median {median} of {max_score}; "
+        "{full} with full marks; lowest {lowest}, highest {highest}",
+        graded=len(scores),
+        median=middle,
+        max_score=chapter.max_score,
+        full=full,
+        lowest=scores[0],
+        highest=scores[-1],
+    )
+
+
+def _question_line(q: QuestionSummary) -> str:
+    return tr(
+        "{question}: {title} ({points} points): {passed} of {graded} passed ({rate:.0%}), "
+        "{not_attempted} not attempted",
+        question=q.question,
+        title=q.title,
+        points=q.points,
+        passed=q.passed,
+        graded=q.graded,
+        rate=q.pass_rate,
+        not_attempted=q.not_attempted,
     )
 
 
 def to_markdown(report: ClassReport) -> str:
     """The report as plain text (Markdown)."""
-    lines = [f"# Class report: {report.total} submissions", ""]
+    lines = ["# " + tr("Class report: {total} submissions", total=report.total), ""]
     for chapter in report.chapters:
-        lines += [f"## Chapter {chapter.chapter}", "", _distribution(chapter), ""]
+        heading = tr("Chapter {chapter}", chapter=chapter.chapter)
+        lines += [f"## {heading}", "", _distribution(chapter), ""]
         for q in chapter.questions:
-            lines.append(
-                f"### {q.question}: {q.title} ({q.points} points): {q.passed} of {q.graded} "
-                f"passed ({q.pass_rate:.0%}), {q.not_attempted} not attempted"
-            )
+            lines.append(f"### {_question_line(q)}")
             if q.hidden_only:
                 lines.append(
-                    f"- {q.hidden_only} passed the notebook's own check but failed on hidden inputs."
+                    "- "
+                    + tr(
+                        "{count} passed the notebook's own check but failed on hidden inputs.",
+                        count=q.hidden_only,
+                    )
                 )
             for sentence, n in q.mistakes:
                 lines.append(f"- {n} × {sentence}")
             if q.mistakes and q.hint:
-                lines.append(f"- hint the checks give: {q.hint}")
+                lines.append("- " + tr("hint the checks give: {hint}", hint=q.hint))
             lines.append("")
-    lines += ["## Not graded", ""]
-    lines += [f"- {name}: {status}: {reason}" for name, status, reason in report.not_graded] or [
-        "- none"
-    ]
+    lines += ["## " + _("Not graded"), ""]
+    lines += [
+        f"- {name}: {status_word(status)}: {reason}" for name, status, reason in report.not_graded
+    ] or ["- " + _("none")]
     if report.tampered:
-        lines += ["", "## Graded, but the notebook replaced checking code", ""]
+        lines += ["", "## " + _("Graded, but the notebook replaced checking code"), ""]
         lines += [f"- {name}: {reason}" for name, reason in report.tampered]
     return "\n".join(lines) + "\n"
 
@@ -180,57 +206,84 @@ td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-al
 """
 
 
+def status_word(status: str) -> str:
+    """A row's status (ok, error, timeout, invalid, tampered) in the language in use."""
+    return translate(_STATUS.get(status, status))
+
+
+_STATUS = {
+    "ok": N_("ok"),
+    "error": N_("error"),
+    "timeout": N_("timeout"),
+    "invalid": N_("invalid"),
+    "tampered": N_("tampered"),
+}
+
+
 def to_html(report: ClassReport) -> str:
     """The report as one self-contained HTML page (the figures inlined as PNG data)."""
     e = html.escape
+    language = "zh-Hans" if get_language() == "zh" else "en"
+    title = _("Class report")
     parts = [
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
-        f"<title>Class report</title><style>{_STYLE}</style></head><body>",
-        f"<h1>Class report: {report.total} submissions</h1>",
+        f'<!DOCTYPE html><html lang="{language}"><head><meta charset="utf-8">',
+        f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>",
+        "<h1>" + e(tr("Class report: {total} submissions", total=report.total)) + "</h1>",
     ]
     for chapter in report.chapters:
-        parts.append(f'<h2 id="chapter-{e(chapter.chapter)}">Chapter {e(chapter.chapter)}</h2>')
+        heading = e(tr("Chapter {chapter}", chapter=chapter.chapter))
+        parts.append(f'<h2 id="chapter-{e(chapter.chapter)}">{heading}</h2>')
         parts.append(f"<p>{e(_distribution(chapter))}</p>")
-        parts.append(
-            f'<img alt="score distribution, chapter {e(chapter.chapter)}" '
-            f'src="data:image/png;base64,{_histogram_png(chapter)}">'
-        )
+        alt = e(tr("score distribution, chapter {chapter}", chapter=chapter.chapter))
+        parts.append(f'<img alt="{alt}" src="data:image/png;base64,{_histogram_png(chapter)}">')
         for q in chapter.questions:
-            parts.append(
-                f"<h3>{e(q.question)}: {e(q.title)} ({q.points} points)</h3><p>{q.passed} of "
-                f"{q.graded} passed ({q.pass_rate:.0%}); {q.not_attempted} not attempted"
-                + (
-                    f"; <b>{q.hidden_only}</b> passed the notebook's own check but failed on "
-                    "hidden inputs"
-                    if q.hidden_only
-                    else ""
-                )
-                + ".</p>"
+            head = tr(
+                "{question}: {title} ({points} points)",
+                question=e(q.question),
+                title=e(q.title),
+                points=q.points,
             )
+            counts = {
+                "passed": q.passed,
+                "graded": q.graded,
+                "rate": q.pass_rate,
+                "not_attempted": q.not_attempted,
+            }
+            if q.hidden_only:
+                counts = tr(
+                    "{passed} of {graded} passed ({rate:.0%}); {not_attempted} not attempted; "
+                    "{count} passed the notebook's own check but failed on hidden inputs.",
+                    count=f"<b>{q.hidden_only}</b>",
+                    **counts,
+                )
+            else:
+                counts = tr(
+                    "{passed} of {graded} passed ({rate:.0%}); {not_attempted} not attempted.",
+                    **counts,
+                )
+            parts.append(f"<h3>{head}</h3><p>{counts}</p>")
             if q.mistakes:
                 rows = "".join(
                     f'<tr><td class="count">{n}</td><td>{e(sentence)}</td></tr>'
                     for sentence, n in q.mistakes
                 )
-                parts.append(
-                    "<table><tr><th>learners</th><th>the mistake the check named</th></tr>"
-                    f"{rows}</table>"
-                )
+                learners, named = _("learners"), _("the mistake the check named")
+                parts.append(f"<table><tr><th>{learners}</th><th>{named}</th></tr>{rows}</table>")
                 if q.hint:
-                    parts.append(f'<p class="hint">Hint the checks give: {e(q.hint)}</p>')
-    parts.append("<h2>Not graded</h2>")
+                    hint = e(tr("Hint the checks give: {hint}", hint=q.hint))
+                    parts.append(f'<p class="hint">{hint}</p>')
+    parts.append("<h2>" + _("Not graded") + "</h2>")
     if report.not_graded:
         rows = "".join(
-            f"<tr><td>{e(name)}</td><td>{e(status)}</td><td>{e(reason)}</td></tr>"
+            f"<tr><td>{e(name)}</td><td>{e(status_word(status))}</td><td>{e(reason)}</td></tr>"
             for name, status, reason in report.not_graded
         )
-        parts.append(
-            f"<table><tr><th>submission</th><th>status</th><th>why</th></tr>{rows}</table>"
-        )
+        heads = "".join(f"<th>{h}</th>" for h in (_("submission"), _("status"), _("why")))
+        parts.append(f"<table><tr>{heads}</tr>{rows}</table>")
     else:
-        parts.append("<p>None: every submission was graded.</p>")
+        parts.append("<p>" + _("None: every submission was graded.") + "</p>")
     if report.tampered:
-        parts.append("<h2>Graded, but the notebook replaced checking code</h2><ul>")
+        parts.append("<h2>" + _("Graded, but the notebook replaced checking code") + "</h2><ul>")
         parts += [f"<li>{e(name)}: {e(reason)}</li>" for name, reason in report.tampered]
         parts.append("</ul>")
     parts.append("</body></html>")

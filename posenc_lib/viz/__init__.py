@@ -8,3 +8,9 @@ the two shared modules below; the layers contract (pyproject.toml) keeps checks 
 - ``ch00_start`` .. ``ch07_extrapolation``: each chapter's figures and dashboard.
 - ``registry``: ``DASHBOARDS``, every dashboard by name (the demo, benchmarks and tests read it).
 """
+
+from posenc_lib.i18n import use_cjk_font
+
+# Chinese labels (set_language("zh") or POSENC_LANG=zh) draw with the course's own CJK font, so a
+# figure never shows empty boxes, whatever fonts the machine has; English figures are unchanged.
+use_cjk_font()

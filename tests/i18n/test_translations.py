@@ -79,9 +79,12 @@ def test_fields_must_survive_translation():
 
 
 def test_unmarked_calls_are_found():
-    source = 'a = _(f"x {y}")\nb = tr("ok {y}", y=1)\nc = N_(name)\n'
+    source = (
+        'a = _(f"x {y}")\nb = tr("ok {y}", y=1)\nc = N_(name)\nd = _(title)\n'
+        'e = tr("a" + b)\nf = _("{x}".format(x=1))\n'
+    )
     found = translate.unmarked_calls(source, "f.py")
-    assert [f.split(":")[1] for f in found] == ["1", "3"]
+    assert [f.split(":")[1] for f in found] == ["1", "3", "5", "6"]
 
 
 def test_catalog_round_trip(tmp_path):

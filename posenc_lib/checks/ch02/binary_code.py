@@ -12,8 +12,9 @@ from posenc_lib.analysis import ch02_naive as naive
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close, same_number
 from posenc_lib.checks.ch02.setting import NOTEBOOK
-from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.diagnosis import CLOSE_BUT, named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q1: the binary code ------------------------------------------------------------------------------
 
@@ -28,13 +29,17 @@ def _bits(positions: torch.Tensor, n_bits: int, lsb_first: bool = True) -> torch
 class BinaryCode(Question):
     name, function, points, notebook = "q1", "binary_encoding", 3, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.absolute.binary_encoding",)
-    title = "Build the binary position code"
+    title = N_("Build the binary position code")
     hints = (
-        "Row t holds the binary digits of t. Bit j of t is (t >> j) & 1, or (t // 2**j) % 2.",
-        "Build a column of positions, torch.arange(n_positions)[:, None] (T, 1), and a row of bit "
-        "numbers, torch.arange(n_bits)[None, :] (1, n_bits): broadcasting gives all T x n_bits bits.",
-        "Column 0 is the least significant bit (t % 2). Finish with .float() so the table holds "
-        "0.0 and 1.0, like any other position table.",
+        N_("Row t holds the binary digits of t. Bit j of t is (t >> j) & 1, or (t // 2**j) % 2."),
+        N_(
+            "Build a column of positions, torch.arange(n_positions)[:, None] (T, 1), and a row of bit "
+            "numbers, torch.arange(n_bits)[None, :] (1, n_bits): broadcasting gives all T x n_bits bits."
+        ),
+        N_(
+            "Column 0 is the least significant bit (t % 2). Finish with .float() so the table holds "
+            "0.0 and 1.0, like any other position table."
+        ),
     )
 
     def cases(self, seed=0):
@@ -59,11 +64,23 @@ class BinaryCode(Question):
         if isinstance(value, torch.Tensor) and value.dim() == 2:
             rows, cols = value.shape
             if (rows, cols) == (n_bits, n_pos) and n_pos != n_bits:
-                return f"Your table has shape ({n_bits}, {n_pos}): one row per bit. It should be (n_positions, n_bits) = ({n_pos}, {n_bits}), one row per position."
+                return tr(
+                    "Your table has shape ({n_bits}, {n_pos}): one row per bit. It should be (n_positions, n_bits) = ({n_pos}, {n_bits}), one row per position.",
+                    n_bits=n_bits,
+                    n_pos=n_pos,
+                )
             if rows == n_pos and cols != n_bits:
                 if cols == (n_pos - 1).bit_length():
-                    return f"Your table has {cols} columns: only as many bits as the largest position needs. It should have n_bits = {n_bits} columns, one per bit; bits above the largest position's are 0."
-                return f"Your table has {cols} columns; it should have n_bits = {n_bits}, one per bit (column j holds bit j of t)."
+                    return tr(
+                        "Your table has {cols} columns: only as many bits as the largest position needs. It should have n_bits = {n_bits} columns, one per bit; bits above the largest position's are 0.",
+                        cols=cols,
+                        n_bits=n_bits,
+                    )
+                return tr(
+                    "Your table has {cols} columns; it should have n_bits = {n_bits}, one per bit (column j holds bit j of t).",
+                    cols=cols,
+                    n_bits=n_bits,
+                )
         got, problem = as_tensor(value, "The table", (n_pos, n_bits))
         if problem:
             return problem
@@ -71,20 +88,22 @@ class BinaryCode(Question):
         if close(got, want):
             return None
         mistakes = [
-            (_bits(t, n_bits, lsb_first=False), "your bits are in reverse order (most significant first). Column 0 should be the least significant bit, t % 2, the one that flips at every step."),
-            (_bits(t + 1, n_bits), "row t holds the bits of t + 1: positions count from 0, so row 0 is all zeros."),
-            (_bits(t + 1, n_bits, lsb_first=False), "row t holds the bits of t + 1, and the bits are most significant first. Positions count from 0 (row 0 is all zeros), and column 0 is t % 2."),
-            (2 * want - 1, "your table holds -1 and +1; this question asks for 0.0 and 1.0."),
-            (_bits(t >> 1, n_bits), "column j holds bit j + 1 of t: column 0 should be bit 0, t % 2, which changes at every step."),
-            (1 - want, "your bits are inverted (1 where the bit is 0): row 0 should be all zeros."),
-            (want * 2.0 ** torch.arange(n_bits), "you kept the bit's place value: t & 2**j is 0 or 2**j, not 0 or 1. Shift it down by j places so that every entry is a bit."),
+            (_bits(t, n_bits, lsb_first=False), N_("your bits are in reverse order (most significant first). Column 0 should be the least significant bit, t % 2, the one that flips at every step.")),
+            (_bits(t + 1, n_bits), N_("row t holds the bits of t + 1: positions count from 0, so row 0 is all zeros.")),
+            (_bits(t + 1, n_bits, lsb_first=False), N_("row t holds the bits of t + 1, and the bits are most significant first. Positions count from 0 (row 0 is all zeros), and column 0 is t % 2.")),
+            (2 * want - 1, N_("your table holds -1 and +1; this question asks for 0.0 and 1.0.")),
+            (_bits(t >> 1, n_bits), N_("column j holds bit j + 1 of t: column 0 should be bit 0, t % 2, which changes at every step.")),
+            (1 - want, N_("your bits are inverted (1 where the bit is 0): row 0 should be all zeros.")),
+            (want * 2.0 ** torch.arange(n_bits), N_("you kept the bit's place value: t & 2**j is 0 or 2**j, not 0 or 1. Shift it down by j places so that every entry is a bit.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
         if not bool(((got == 0) | (got == 1)).all()):
-            return "Every entry should be a bit, 0.0 or 1.0."
-        return "Some rows are not the binary digits of their position: column j of row t should hold bit j of t, with column 0 the least significant bit (q1.hint() shows how to get one bit)."
+            return _("Every entry should be a bit, 0.0 or 1.0.")
+        return _(
+            "Some rows are not the binary digits of their position: column j of row t should hold bit j of t, with column 0 the least significant bit (q1.hint() shows how to get one bit)."
+        )
 
 
 # -- q2: how uneven are the steps? --------------------------------------------------------------------
@@ -142,7 +161,13 @@ def _wandering_walk(seed: int, generator: torch.Generator) -> list[Case]:
         if int(steps.argmax()) in inside and int(steps.argmin()) in inside:
             if float(steps.max()) > 1.2 * float(steps[[0, -1]].max()):
                 return [
-                    Case((table,), f"table = a random walk of shape {tuple(table.shape)}, float64")
+                    Case(
+                        (table,),
+                        tr(
+                            "table = a random walk of shape {shape}, float64",
+                            shape=tuple(table.shape),
+                        ),
+                    )
                 ]
 
 
@@ -151,19 +176,19 @@ def _unevenness_mistakes(table: torch.Tensor) -> list[tuple[float, str]]:
     steps = _steps(table)
     pairs = torch.cdist(table, table)[torch.triu_indices(len(table), len(table), 1).unbind()]
     return [
-        (_ratio(_steps(table, "hamming")), "you counted the entries that change (the Hamming distance); measure each step by its Euclidean length, ||PE[t+1] - PE[t]||."),
-        (_ratio(_steps(table, "squared")), "you compare squared lengths; take the square root (the Euclidean length, .norm()) before the ratio."),
-        (_ratio(_steps(table, "l1")), "you measure each step by the sum of absolute differences (L1); use the Euclidean length, .norm()."),
-        (1 / _ratio(steps), "your ratio is upside down: divide the longest step by the shortest, so that a value above 1 means uneven."),
-        (float(steps.max() - steps.min()), "you subtract the shortest step from the longest; the question asks for their ratio."),
-        (_ratio(steps[:-1]) if len(steps) > 1 else math.nan, "you left out the last pair: the steps run from t = 0 to t = T - 2 (T - 1 pairs), and (T-2, T-1) is one of them."),
-        (_ratio(steps[1:]) if len(steps) > 1 else math.nan, "you left out the first pair, (0, 1): there are T - 1 pairs, t = 0 to T - 2."),
-        (_ratio(_steps(table, wrap=True)), "you included a step from the last row back to the first; position T - 1 has no next neighbour."),
-        (_ratio(_steps(table.T.contiguous())), "you measured steps between columns; the rows are the positions, so compare row t with row t + 1."),
-        (float(steps.max() / steps.mean()), "you divided the longest step by the mean step; the question asks for the longest over the shortest."),
-        (_ratio(pairs), "you compared all pairs of positions, not neighbours: only pairs (t, t + 1)."),
-        (_ratio((table[1:] - table[:-1]).norm(dim=0)), "you took the norm over positions (dim=0), one number per column; take it along each row, dim=-1, one length per step t -> t + 1."),
-        (1.0, "your ratio is 1.0, as if every step had the same length, and these steps do not. A .norm() without dim gives one norm of the whole (T-1, D) difference matrix, whose max / min is 1; pass dim=-1 for one length per step."),
+        (_ratio(_steps(table, "hamming")), N_("you counted the entries that change (the Hamming distance); measure each step by its Euclidean length, ||PE[t+1] - PE[t]||.")),
+        (_ratio(_steps(table, "squared")), N_("you compare squared lengths; take the square root (the Euclidean length, .norm()) before the ratio.")),
+        (_ratio(_steps(table, "l1")), N_("you measure each step by the sum of absolute differences (L1); use the Euclidean length, .norm().")),
+        (1 / _ratio(steps), N_("your ratio is upside down: divide the longest step by the shortest, so that a value above 1 means uneven.")),
+        (float(steps.max() - steps.min()), N_("you subtract the shortest step from the longest; the question asks for their ratio.")),
+        (_ratio(steps[:-1]) if len(steps) > 1 else math.nan, N_("you left out the last pair: the steps run from t = 0 to t = T - 2 (T - 1 pairs), and (T-2, T-1) is one of them.")),
+        (_ratio(steps[1:]) if len(steps) > 1 else math.nan, N_("you left out the first pair, (0, 1): there are T - 1 pairs, t = 0 to T - 2.")),
+        (_ratio(_steps(table, wrap=True)), N_("you included a step from the last row back to the first; position T - 1 has no next neighbour.")),
+        (_ratio(_steps(table.T.contiguous())), N_("you measured steps between columns; the rows are the positions, so compare row t with row t + 1.")),
+        (float(steps.max() / steps.mean()), N_("you divided the longest step by the mean step; the question asks for the longest over the shortest.")),
+        (_ratio(pairs), N_("you compared all pairs of positions, not neighbours: only pairs (t, t + 1).")),
+        (_ratio((table[1:] - table[:-1]).norm(dim=0)), N_("you took the norm over positions (dim=0), one number per column; take it along each row, dim=-1, one length per step t -> t + 1.")),
+        (1.0, N_("your ratio is 1.0, as if every step had the same length, and these steps do not. A .norm() without dim gives one norm of the whole (T-1, D) difference matrix, whose max / min is 1; pass dim=-1 for one length per step.")),
     ]  # fmt: skip
 
 
@@ -189,14 +214,20 @@ class Unevenness(Question):
         "posenc_lib.analysis.ch02_naive.unevenness",
         "posenc_lib.analysis.ch02_naive.neighbour_distances",
     )
-    title = "Measure how uneven the neighbour steps are"
+    title = N_("Measure how uneven the neighbour steps are")
     hints = (
-        "The step from position t to t + 1 is the Euclidean length of the difference of two "
-        "neighbouring rows, ||table[t+1] - table[t]||.",
-        "table[1:] - table[:-1] has shape (T-1, D): row t is the step from t to t + 1. Its norm "
-        "along the last axis, .norm(dim=-1), gives all T - 1 step lengths at once.",
-        "Return the longest step divided by the shortest, as a float: float(steps.max() / "
-        "steps.min()).",
+        N_(
+            "The step from position t to t + 1 is the Euclidean length of the difference of two "
+            "neighbouring rows, ||table[t+1] - table[t]||."
+        ),
+        N_(
+            "table[1:] - table[:-1] has shape (T-1, D): row t is the step from t to t + 1. Its norm "
+            "along the last axis, .norm(dim=-1), gives all T - 1 step lengths at once."
+        ),
+        N_(
+            "Return the longest step divided by the shortest, as a float: float(steps.max() / "
+            "steps.min())."
+        ),
     )
 
     def cases(self, seed=0):
@@ -214,7 +245,9 @@ class Unevenness(Question):
             values = [right] + [v for v, _ in _unevenness_mistakes(table.double())]
             if all(abs(a - b) > 1e-2 * abs(b) for i, a in enumerate(values) for b in values[:i]):
                 break
-        cases = [Case((table,), f"table = a random walk of shape {tuple(table.shape)}")]
+        cases = [
+            Case((table,), tr("table = a random walk of shape {shape}", shape=tuple(table.shape)))
+        ]
         cases += _wandering_walk(seed, generator)
         for n_pos, d_model in binary:
             cases.append(
@@ -227,14 +260,20 @@ class Unevenness(Question):
         cases.append(
             Case(
                 (absolute.sinusoidal_encoding(*sinusoid),),
-                f"table = sinusoidal_encoding{sinusoid} (all its steps have the same length)",
+                tr(
+                    "table = sinusoidal_encoding{args} (all its steps have the same length)",
+                    args=sinusoid,
+                ),
             )
         )
         pair = torch.randn(
             2, 3 if seed == 0 else draws.randint(4, 9, generator), generator=generator
         )
         cases.append(
-            Case((pair,), f"table = two random rows, shape {tuple(pair.shape)} (one step)")
+            Case(
+                (pair,),
+                tr("table = two random rows, shape {shape} (one step)", shape=tuple(pair.shape)),
+            )
         )
         return [
             _LaterCase(case.args, case.describe, tuple(c.args[0] for c in cases[:i]))
@@ -252,7 +291,9 @@ class Unevenness(Question):
             and value.dim() == 1
             and value.numel() == len(table) - 1 > 1
         ):
-            return "You returned the T - 1 step lengths; reduce them to one number, the longest divided by the shortest."
+            return _(
+                "You returned the T - 1 step lengths; reduce them to one number, the longest divided by the shortest."
+            )
         got, problem = as_number(value, "The unevenness")
         if problem:
             return problem
@@ -262,13 +303,17 @@ class Unevenness(Question):
         for i, (wrong, sentence) in enumerate(_unevenness_mistakes(table)):
             before = [values[i] for values in mistakes_before]
             if same_number(got, wrong, atol=1e-9) and _explains(before, right_before):
-                return "Close, but " + sentence
+                return _(CLOSE_BUT) + _(sentence)
         steps = _steps(table)  # (T-1,)
         last_by_first = [float(_steps(t)[-1] / _steps(t)[0]) for t in earlier]
         if abs(got - float(steps[-1] / steps[0])) <= 1e-4 * want and _explains(
             last_by_first, right_before
         ):
-            return "Close, but you divided the last step by the first; the longest and the shortest steps can be anywhere along the table: take the max and the min of all T - 1 steps."
+            return _(CLOSE_BUT) + _(
+                "you divided the last step by the first; the longest and the shortest steps can be anywhere along the table: take the max and the min of all T - 1 steps."
+            )
         if got < 1:
-            return "The longest step divided by the shortest cannot be below 1."
-        return "Your ratio differs from the longest neighbour step divided by the shortest; compute the T - 1 step lengths ||table[t+1] - table[t]|| first, then their max / min."
+            return _("The longest step divided by the shortest cannot be below 1.")
+        return _(
+            "Your ratio differs from the longest neighbour step divided by the shortest; compute the T - 1 step lengths ||table[t+1] - table[t]|| first, then their max / min."
+        )

@@ -12,6 +12,7 @@ from posenc_lib.checks.ch02.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import TooMany
+from posenc_lib.i18n import N_, _, tr
 
 # -- q3: the normalized code's length dependence ---------------------------------------------------
 
@@ -26,15 +27,21 @@ def _gaps(i, j, lengths, divide_by=lambda n: n - 1, signed=False):
 class NormalizedGap(Question):
     name, function, points, notebook = "q3", "normalized_gap", 2, NOTEBOOK
     returns, references = TENSOR, ()  # one division: the library has nothing closer than that
-    title = "The same two tokens, sentences of different lengths"
+    title = N_("The same two tokens, sentences of different lengths")
     hints = (
-        "Write down the codes of token i and token j in a sequence of T tokens, then subtract one "
-        "from the other. By hand first: tokens 2 and 3 of a 5-token sentence have codes 0.5 and "
-        "0.75, a gap of 0.25.",
-        "The two codes share their denominator, so their difference is a single fraction. A gap is "
-        "a distance: it must not depend on which of the two tokens comes first.",
-        "Make a float tensor of the lengths, torch.tensor(lengths, dtype=torch.float32), shape "
-        "(len(lengths),), and divide abs(i - j) by that tensor minus 1: one gap per length.",
+        N_(
+            "Write down the codes of token i and token j in a sequence of T tokens, then subtract one "
+            "from the other. By hand first: tokens 2 and 3 of a 5-token sentence have codes 0.5 and "
+            "0.75, a gap of 0.25."
+        ),
+        N_(
+            "The two codes share their denominator, so their difference is a single fraction. A gap is "
+            "a distance: it must not depend on which of the two tokens comes first."
+        ),
+        N_(
+            "Make a float tensor of the lengths, torch.tensor(lengths, dtype=torch.float32), shape "
+            "(len(lengths),), and divide abs(i - j) by that tensor minus 1: one gap per length."
+        ),
     )
 
     def cases(self, seed=0):
@@ -76,19 +83,28 @@ class NormalizedGap(Question):
     def diagnose(self, case, value):
         i, j, lengths = case.args
         if isinstance(value, TooMany):
-            return "Return a tensor of gaps; your function returned an endless iterator."
+            return _("Return a tensor of gaps; your function returned an endless iterator.")
         if isinstance(value, numbers.Real) or (
             isinstance(value, torch.Tensor) and value.dim() == 0
         ):
-            return f"Return one gap per length, a tensor of shape ({len(lengths)},), not a single number."
+            return tr(
+                "Return one gap per length, a tensor of shape ({n},), not a single number.",
+                n=len(lengths),
+            )
         if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
-            return f"Your gaps are {value.dtype}, which keeps only about {3 if value.dtype == torch.float16 else 2} significant digits: too coarse for sequences of thousands of tokens, where dividing by T instead of T - 1 changes a gap in its fourth digit. Return float32 or float64, as the question asks."
+            return tr(
+                "Your gaps are {dtype}, which keeps only about {digits} significant digits: too coarse for sequences of thousands of tokens, where dividing by T instead of T - 1 changes a gap in its fourth digit. Return float32 or float64, as the question asks.",
+                dtype=value.dtype,
+                digits=3 if value.dtype == torch.float16 else 2,
+            )
         if (
             isinstance(value, torch.Tensor)
             and value.dim() == 1
             and len(lengths) != len(set(lengths)) == value.numel()
         ):
-            return "You returned one gap per distinct length; `lengths` may hold a length twice, and each entry of `lengths` gets its own gap, in the same order."
+            return _(
+                "You returned one gap per distinct length; `lengths` may hold a length twice, and each entry of `lengths` gets its own gap, in the same order."
+            )
         got, problem = as_tensor(value, "The gaps", (len(lengths),))
         if problem:
             return problem
@@ -98,21 +114,23 @@ class NormalizedGap(Question):
             return None
         n = torch.tensor(lengths, dtype=torch.float64)
         mistakes = [
-            (_gaps(i, j, lengths, lambda n: n), "you divide by T; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1."),
-            (_gaps(i, j, lengths, lambda n: n + 1), "you divide by T + 1; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1."),
-            (_gaps(i, j, lengths, signed=True), "a gap is a distance: it must not depend on which token comes first, so take the absolute value (here i > j)."),
-            (_gaps(i, j, lengths, lambda n: torch.ones_like(n)), "you did not normalize: your gaps are counts of tokens, the same for every length, but the codes (and so their gap) are fractions of each sequence."),
-            (j / (n - 1), "you returned the code of token j alone; the gap is the difference between the codes of tokens i and j."),
-            (i / (n - 1), "you returned the code of token i alone; the gap is the difference between the codes of tokens i and j."),
-            ((abs(i - j) + 1) / (n - 1), "you counted the tokens from i to j including both ends, one too many; the gap is the difference between the two codes."),
-            (abs(i - j) / n - 1, "division comes before subtraction, so `x / lengths - 1` means `(x / lengths) - 1`: put the denominator in parentheses."),
-            ((n - 1) / max(abs(i - j), 1), "your ratio is upside down: the gap between two codes in [0, 1] is at most 1."),
-            (torch.full_like(n, abs(i - j) / (lengths[0] - 1)), "your gap is the same for every length: compute it with each T in `lengths`."),
-            (_gaps(i, j, sorted(lengths)), "your gaps are in another order than `lengths`: entry m is the gap for lengths[m], and `lengths` need not be sorted."),
+            (_gaps(i, j, lengths, lambda n: n), N_("you divide by T; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1.")),
+            (_gaps(i, j, lengths, lambda n: n + 1), N_("you divide by T + 1; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1.")),
+            (_gaps(i, j, lengths, signed=True), N_("a gap is a distance: it must not depend on which token comes first, so take the absolute value (here i > j).")),
+            (_gaps(i, j, lengths, lambda n: torch.ones_like(n)), N_("you did not normalize: your gaps are counts of tokens, the same for every length, but the codes (and so their gap) are fractions of each sequence.")),
+            (j / (n - 1), N_("you returned the code of token j alone; the gap is the difference between the codes of tokens i and j.")),
+            (i / (n - 1), N_("you returned the code of token i alone; the gap is the difference between the codes of tokens i and j.")),
+            ((abs(i - j) + 1) / (n - 1), N_("you counted the tokens from i to j including both ends, one too many; the gap is the difference between the two codes.")),
+            (abs(i - j) / n - 1, N_("division comes before subtraction, so `x / lengths - 1` means `(x / lengths) - 1`: put the denominator in parentheses.")),
+            ((n - 1) / max(abs(i - j), 1), N_("your ratio is upside down: the gap between two codes in [0, 1] is at most 1.")),
+            (torch.full_like(n, abs(i - j) / (lengths[0] - 1)), N_("your gap is the same for every length: compute it with each T in `lengths`.")),
+            (_gaps(i, j, sorted(lengths)), N_("your gaps are in another order than `lengths`: entry m is the gap for lengths[m], and `lengths` need not be sorted.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong, rtol=1e-5, atol=1e-9))
         if named:
             return named
         if bool((got < 0).any()):
-            return "A gap is a distance: it cannot be negative."
-        return "Your gaps differ from the difference between the codes of tokens i and j, one per length T: work out both codes for one length by hand and compare."
+            return _("A gap is a distance: it cannot be negative.")
+        return _(
+            "Your gaps differ from the difference between the codes of tokens i and j, one per length T: work out both codes for one length by hand and compare."
+        )
