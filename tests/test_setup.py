@@ -126,6 +126,47 @@ def test_make_lab_serves_the_course():
             proc.wait(timeout=20)
 
 
+@pytest.mark.skipif(
+    Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+    reason="`make lab-zh` sets up .venv; this test runs only inside it (as `make test` does)",
+)
+def test_make_lab_zh_serves_the_chinese_edition_with_jupyterlab_in_chinese():
+    port = _free_port()
+    args = f"--no-browser --port={port} --ServerApp.token=course --ServerApp.open_browser=False"
+    proc = subprocess.Popen(
+        ["make", "-s", "lab-zh", f"LAB_ARGS={args}"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/contents/zh/notebooks?token=course") as r:
+                    listing = json.load(r)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stdout.read().decode()[-2000:]) from None
+                time.sleep(0.5)
+        assert "00_start_here.ipynb" in {item["name"] for item in listing["content"]}
+        # JupyterLab's own interface: the official language pack, chosen in lab-zh's settings
+        plugin = "@jupyterlab/translation-extension:plugin"
+        with urllib.request.urlopen(f"{base}/lab/api/settings/{plugin}?token=course") as r:
+            assert json.load(r)["settings"]["locale"] == "zh_CN"
+        with urllib.request.urlopen(f"{base}/lab/api/translations/zh_CN?token=course") as r:
+            pack = json.load(r)["data"]
+        assert pack["jupyterlab"][""]["language"] == "zh_CN"
+        assert "文件" in json.dumps(pack["jupyterlab"], ensure_ascii=False)  # the File menu
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+
+
 def test_the_grader_is_installed_as_a_command():
     script = Path(sys.executable).parent / "posenc-grade"
     assert script.exists(), "run `make setup` again: pyproject.toml declares posenc-grade"

@@ -6,7 +6,8 @@ notebook in a live kernel and shows only its outputs, so every slider works and 
 ``make demo CHAPTER=03 DEMO_ARGS=--quiz`` (``python -m tools.demo 03 --quiz``) serves the
 chapter's concept questions instead, in projector type, one to a screen: the class votes, then a
 click on an option shows why it is right or wrong (``posenc_lib.checks.quiz``).
-``make demo`` with no chapter serves a page listing every chapter's demo and quiz.
+``make demo`` with no chapter serves a page listing every chapter's demo and quiz, and a folder
+``zh/`` with the same in Chinese (中文版); ``DEMO_ARGS="--lang zh"`` serves a chapter's in Chinese.
 
 The notebooks are written to ``build/demo/`` each time (they are generated, not committed).
 """
@@ -30,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from posenc_lib.checks.quiz import chapter_concepts
+from posenc_lib.i18n import LANGUAGES, _, in_language, tr
 from posenc_lib.viz.registry import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,20 +83,42 @@ def _cell(source: str, hidden_output: bool = False) -> dict:
     }
 
 
+def _chinese_titles() -> dict[str, str]:
+    """Chapter key -> its title in the Chinese start page's map (the Chinese edition's words)."""
+    from tools.site import ROOT as SITE_ROOT
+    from tools.site import course_map
+
+    try:
+        return {ch.key: ch.title for ch in course_map(SITE_ROOT / "zh")}
+    except (OSError, ValueError):
+        return {}
+
+
 def page_title(key: str) -> str:
-    """A chapter demo's heading and browser-tab title: 'Chapter 3 · Sinusoidal base, ...'."""
+    """A chapter demo's heading and browser-tab title: 'Chapter 3 · Sinusoidal base, ...', in
+    the language in use (in Chinese, the chapter's title from the Chinese start page)."""
     name = chapters()[key].split(":", 1)[1].strip()
-    where = "Start page" if key == "start" else f"Chapter {int(key)}"
-    return f"{where} · {name[:1].upper()}{name[1:]}"
+    name = f"{name[:1].upper()}{name[1:]}"
+    if key == "start":
+        return tr("Start page · {name}", name=name)
+    name = _chinese_titles().get(key, name) if _("Chapter") != "Chapter" else name
+    return tr("Chapter {number} · {name}", number=int(key), name=name)
 
 
-def demo_notebook(chapter: str) -> dict:
-    """The demo notebook of one chapter, as nbformat JSON: a title, the CSS, the dashboard."""
+def _language_line(language: str) -> str:
+    """The notebook line that makes the library speak ``language`` (nothing for English)."""
+    return "" if language == "en" else f"import posenc_lib\nposenc_lib.set_language({language!r})\n"
+
+
+def demo_notebook(chapter: str, language: str = "en") -> dict:
+    """The demo notebook of one chapter, as nbformat JSON: a title, the CSS, the dashboard;
+    ``language``: "en" or "zh", the language of its title, labels and readouts."""
     key = chapter_key(chapter)
     name = chapters()[key]
-    title = page_title(key)
+    with in_language(language):
+        title = page_title(key)
     setup = (
-        "%matplotlib widget\n"
+        _language_line(language) + "%matplotlib widget\n"
         "import torch\n"
         "torch.set_num_threads(1)  # a dashboard's tensors are tiny: one thread is fastest\n"
         "from IPython.display import HTML, display\n"
@@ -110,7 +134,7 @@ def demo_notebook(chapter: str) -> dict:
         "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
-            "title": page_title(key),  # the browser tab's title (Voila's template reads it)
+            "title": title,  # the browser tab's title (Voila's template reads it)
         },
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -123,10 +147,10 @@ QUIZ_CSS = "body { font-size: 20px; } h1 { font-size: 34px; }"
 
 def quiz_title(key: str) -> str:
     """A chapter quiz's heading and browser-tab title: 'Chapter 3 · Check your understanding'."""
-    return f"Chapter {int(key)} · Check your understanding"
+    return tr("Chapter {number} · Check your understanding", number=int(key))
 
 
-def quiz_notebook(chapter: str) -> dict:
+def quiz_notebook(chapter: str, language: str = "en") -> dict:
     """The quiz notebook of one chapter, as nbformat JSON: a title, then its concept questions in
     projector type (``quiz(CONCEPTS, projector=True)``), each option's feedback a click away."""
     key = chapter_key(chapter)
@@ -137,13 +161,14 @@ def quiz_notebook(chapter: str) -> dict:
             f"to show as a quiz. Chapters with a quiz: {with_quiz} "
             "(for example: make demo CHAPTER=03 DEMO_ARGS=--quiz)."
         )
-    title = quiz_title(key)
-    intro = (
-        "Let the room choose, then click the option they chose: it opens why it is right or "
-        "wrong. A numeric question opens its answer and the usual mistakes."
-    )
+    with in_language(language):
+        title = quiz_title(key)
+        intro = _(
+            "Let the room choose, then click the option they chose: it opens why it is right or "
+            "wrong. A numeric question opens its answer and the usual mistakes."
+        )
     setup = (
-        "from IPython.display import HTML, display\n"
+        _language_line(language) + "from IPython.display import HTML, display\n"
         f"from posenc_lib.checks.ch{key} import CONCEPTS\n"
         "from posenc_lib.checks.quiz import quiz\n"
         f"display(HTML({json.dumps('<style>' + QUIZ_CSS + '</style>')}))\n"
@@ -172,7 +197,7 @@ def quiz_path(key: str, folder: Path = DEMO_DIR) -> Path:
     return folder / f"ch{key}_quiz.ipynb"
 
 
-def write_quizzes(folder: Path = DEMO_DIR) -> dict[str, Path]:
+def write_quizzes(folder: Path = DEMO_DIR, language: str = "en") -> dict[str, Path]:
     """Write every chapter's quiz notebook (``chNN_quiz.ipynb``) into ``folder``, removing the
     quiz of a chapter that no longer has one; returns chapter key -> path."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -180,21 +205,24 @@ def write_quizzes(folder: Path = DEMO_DIR) -> dict[str, Path]:
     for stale in set(folder.glob("ch[0-9][0-9]_quiz.ipynb")) - set(paths.values()):
         stale.unlink()
     for key, path in paths.items():
-        path.write_text(json.dumps(quiz_notebook(key), indent=1) + "\n")
+        path.write_text(json.dumps(quiz_notebook(key, language), indent=1) + "\n")
     return paths
 
 
-def write_demos(folder: Path = DEMO_DIR) -> dict[str, Path]:
+def write_demos(folder: Path = DEMO_DIR, language: str = "en") -> dict[str, Path]:
     """Write every chapter's demo notebook, and every chapter's quiz (``write_quizzes``), into
-    ``folder``; returns chapter key -> the demo notebook's path."""
+    ``folder`` (and, for English, the Chinese ones into ``folder``/zh, so the demo's list offers
+    both languages); returns chapter key -> the demo notebook's path in ``language``."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
     for key, name in chapters().items():
         slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
         path = folder / f"{slug}.ipynb"
-        path.write_text(json.dumps(demo_notebook(key), indent=1) + "\n")
+        path.write_text(json.dumps(demo_notebook(key, language), indent=1) + "\n")
         paths[key] = path
-    write_quizzes(folder)
+    write_quizzes(folder, language)
+    if language == "en":
+        write_demos(folder / "zh", "zh")
     return paths
 
 
@@ -283,9 +311,18 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="serve the chapter's concept questions as a quiz instead of its dashboard",
     )
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default="en",
+        help="the language of the page: en (English) or zh (中文); the list offers both",
+    )
     args = parser.parse_args(argv)
-    paths = write_demos(DEMO_DIR)  # and the quizzes
-    quizzes = {key: quiz_path(key, DEMO_DIR) for key in quiz_chapters()}
+    paths = write_demos(DEMO_DIR)  # and the quizzes, and the Chinese ones in zh/
+    folder = DEMO_DIR if args.lang == "en" else DEMO_DIR / args.lang
+    if args.lang != "en":
+        paths = write_demos(folder, args.lang)
+    quizzes = {key: quiz_path(key, folder) for key in quiz_chapters()}
     target = DEMO_DIR
     if args.chapter:
         key = chapter_key(args.chapter)
@@ -301,7 +338,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(
             "==> Chapters (one at a time: make demo CHAPTER=03; a chapter's quiz: "
-            f"make demo CHAPTER=03 DEMO_ARGS=--quiz):\n{names}"
+            f"make demo CHAPTER=03 DEMO_ARGS=--quiz; in Chinese: DEMO_ARGS='--lang zh', or the "
+            f"list's zh/ folder):\n{names}"
         )
     shown = target.relative_to(ROOT) if target.is_relative_to(ROOT) else target
     print(f"==> Serving {shown} with Voila at {url} (Ctrl-C to stop)", flush=True)

@@ -375,13 +375,15 @@ def sync_messages() -> None:
             continue
         template = Catalog(locale="zh_Hans_CN", domain="posenc")
         for m in extracted.get(name, []):
-            template.add(m.text, locations=[tuple(m.where.rsplit(":", 1))])
+            file, line = m.where.rsplit(":", 1)
+            template.add(m.text, locations=[(file, int(line))])
         path = LOCALE / f"{name}.po"
         catalog = read_po(path) if path.exists() else Catalog(locale="zh_Hans_CN", domain="posenc")
         catalog.update(template, no_fuzzy_matching=False)
         catalog.obsolete.clear()
-        with path.open("wb") as f:
-            write_po(f, catalog, width=100, omit_header=True, sort_output=False)
+        text = io.BytesIO()  # written whole, so a failure never leaves a half-written catalog
+        write_po(text, catalog, width=100, omit_header=True, sort_output=False)
+        path.write_bytes(text.getvalue())
 
 
 def message_problems() -> list[str]:

@@ -27,6 +27,7 @@ import torch
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import sinusoidal_encoding
 from posenc_lib.attention import self_attention
+from posenc_lib.i18n import tr
 from posenc_lib.models.minilm import load_minilm, reordering
 
 TOY_DIM = 8  # embedding size of the toy sentences: small enough to print, big enough to differ
@@ -69,14 +70,21 @@ def checked_order(order, n_items=None) -> tuple[int, ...]:
         order = order.tolist()
     if isinstance(order, (str, bytes)) or not hasattr(order, "__iter__"):
         raise ValueError(
-            f"order must be a list of positions such as [2, 1, 0], got {validate.show(order)}."
+            tr(
+                "order must be a list of positions such as [2, 1, 0], got {order}.",
+                order=validate.show(order),
+            )
         )
     order = tuple(validate.whole_int("each entry of order", i) for i in order)
     expected = n_items if n_items is not None else len(order)
     if len(order) == 0 or sorted(order) != list(range(expected)):
         raise ValueError(
-            f"order must list each of the positions 0..{expected - 1} exactly once "
-            f"(a permutation), got {list(order)}."
+            tr(
+                "order must list each of the positions 0..{last} exactly once "
+                "(a permutation), got {order}.",
+                last=expected - 1,
+                order=list(order),
+            )
         )
     return order
 
@@ -137,12 +145,16 @@ def _validated_words(words) -> tuple[str, ...]:
     if isinstance(words, str):
         words = words.split()
     if not hasattr(words, "__iter__"):
-        raise ValueError(f"words must be a list of strings, got {validate.show(words)}.")
+        raise ValueError(
+            tr("words must be a list of strings, got {words}.", words=validate.show(words))
+        )
     words = tuple(words)
     if not words or not all(isinstance(w, str) and w for w in words):
-        raise ValueError(f"words must be a non-empty list of non-empty strings, got {words!r}.")
+        raise ValueError(
+            tr("words must be a non-empty list of non-empty strings, got {words!r}.", words=words)
+        )
     if len(words) > 64:
-        raise ValueError(f"a toy sentence has at most 64 words, got {len(words)}.")
+        raise ValueError(tr("a toy sentence has at most 64 words, got {n}.", n=len(words)))
     return words
 
 
@@ -152,7 +164,9 @@ def sentence_units(text) -> tuple[str, ...]:
     Chinese is written without spaces, so "我爱你" is read character by character: ("我", "爱", "你").
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text must be a non-empty string, got {validate.show(text)}.")
+        raise ValueError(
+            tr("text must be a non-empty string, got {text}.", text=validate.show(text))
+        )
     text = text.strip()
     return _validated_words(text.split() if any(c.isspace() for c in text) else list(text))
 
@@ -180,8 +194,12 @@ def pair_experiment(first, second, pe_scale=0.0, causal=False, dim=TOY_DIM, seed
     units_a, units_b = sentence_units(first), sentence_units(second)
     if sorted(units_a) != sorted(units_b):
         raise ValueError(
-            f"second must reorder the units of first (the same words or characters, each as "
-            f"often); got {list(units_a)} and {list(units_b)}."
+            tr(
+                "second must reorder the units of first (the same words or characters, each as "
+                "often); got {first} and {second}.",
+                first=list(units_a),
+                second=list(units_b),
+            )
         )
     order = tuple(reordering(list(units_a), list(units_b)))
     result = reorder_experiment(
@@ -220,7 +238,9 @@ def minilm_lookup(text) -> TokenLookup:
     counted unknown when, tokenized on its own, it gives [UNK].
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text must be a non-empty string, got {validate.show(text)}.")
+        raise ValueError(
+            tr("text must be a non-empty string, got {text}.", text=validate.show(text))
+        )
     tokenizer = load_minilm().tokenizer
     ids = tuple(tokenizer(text)["input_ids"])
     unk = tokenizer.unk_token_id

@@ -44,6 +44,8 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from posenc_lib.i18n import _
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "real_model"
 COMMITTED = DATA / "results.json"
 
@@ -257,8 +259,9 @@ def table(results: dict) -> str:
     """The run's numbers as text: last-quarter perplexity per window, passkey hits, copy loss."""
     methods = list(results["methods"])
     windows = [str(w) for w in results["settings"]["windows"]]
-    lines = ["last-quarter perplexity by window (tokens)"]
-    lines.append(f"{'method':<9}" + "".join(f"{w:>9}" for w in windows))
+    head = _("method")
+    lines = [_("last-quarter perplexity by window (tokens)")]
+    lines.append(f"{head:<9}" + "".join(f"{w:>9}" for w in windows))
     for m in methods:
         row = results["perplexity"].get(m, {})
         cells = "".join(
@@ -266,8 +269,8 @@ def table(results: dict) -> str:
         )
         lines.append(f"{m:<9}{cells}")
     lengths = sorted(results["settings"]["passkey"], key=int)
-    lines.append("passkey found / tried, by prompt length")
-    lines.append(f"{'method':<9}" + "".join(f"{n:>9}" for n in lengths))
+    lines.append(_("passkey found / tried, by prompt length"))
+    lines.append(f"{head:<9}" + "".join(f"{n:>9}" for n in lengths))
     for m in methods:
         row = results["passkey"].get(m, {})
         cells = "".join(
@@ -276,8 +279,8 @@ def table(results: dict) -> str:
         )
         lines.append(f"{m:<9}{cells}")
     blocks = [str(b) for b in results["settings"]["copy_blocks"]]
-    lines.append("copy test: second-copy loss (nats) by block length")
-    lines.append(f"{'method':<9}" + "".join(f"{b:>9}" for b in blocks))
+    lines.append(_("copy test: second-copy loss (nats) by block length"))
+    lines.append(f"{head:<9}" + "".join(f"{b:>9}" for b in blocks))
     for m in methods:
         row = results["copy"].get(m, {})
         cells = "".join(f"{row[b]['second']:>9.2f}" if b in row else f"{'-':>9}" for b in blocks)

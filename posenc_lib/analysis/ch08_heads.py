@@ -40,6 +40,7 @@ from posenc_lib import _validate as validate
 from posenc_lib._threads import one_thread
 from posenc_lib.analysis.ch06_rope import decay_bound
 from posenc_lib.analysis.ch07_scaling import wavelengths
+from posenc_lib.i18n import N_
 
 # A fixed English text (about 350 tokens) written for this measurement: plain narrative prose,
 # no repeats, so that no head is rewarded for copying.
@@ -65,7 +66,7 @@ HEADS_TEXT = (
 )
 
 TRAINED = 8192  # SmolLM2's max_position_embeddings: the context the bands are measured against
-BANDS = ("high", "mid", "low")  # band 0, 1, 2 of ``frequency_bands``
+BANDS = (N_("high"), N_("mid"), N_("low"))  # band 0, 1, 2 of ``frequency_bands``
 BETA_FAST, BETA_SLOW = 32.0, 1.0  # YaRN's turn counts for Llama (section 3.2)
 MIN_QUERY = 32  # sink, local and far masses are averaged over queries at positions >= this
 LOCAL = 4  # a key at distance <= LOCAL from its query is "local"

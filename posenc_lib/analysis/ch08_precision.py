@@ -29,13 +29,14 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch08_layout import causal_softmax, rotated_logits
+from posenc_lib.i18n import N_
 
 BF16 = torch.bfloat16
 
 # recipe -> (positions (T,) float64, inv_freq (Dh/2,) float64) -> angles (T, Dh/2) float64
 RECIPES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "float32": lambda m, f: (m.float()[:, None] * f.float()).double(),
-    "bf16 positions": lambda m, f: (m.to(BF16).float()[:, None] * f.float()).double(),
+    N_("bf16 positions"): lambda m, f: (m.to(BF16).float()[:, None] * f.float()).double(),
     "bfloat16": lambda m, f: (m.to(BF16)[:, None] * f.to(BF16)).double(),
 }
 

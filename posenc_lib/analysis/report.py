@@ -42,6 +42,8 @@ from posenc_lib.analysis.report_display import (  # noqa: F401 - re-exported: th
     compare_reports,
 )
 from posenc_lib.bounds import bound
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 # The thresholds, stated once; the report prints each beside its measurement.
 UNIQUE_MIN = 1e-3  # smallest distance between two positions / RMS vector length
@@ -130,7 +132,7 @@ def position_report(encoding, name: str | None = None, seen: int = 128, unseen: 
             "report compares a training length with a longer one."
         )
     if isinstance(encoding, (torch.Tensor, np.ndarray)):
-        return _report_table(_as_table(encoding, "the table"), name or "your table")
+        return _report_table(_as_table(encoding, _("the table")), name or _("your table"))
     if not callable(encoding):
         raise ValueError(
             "position_report takes a function of the sequence length, f(n) -> (n, D), or a (T, D) "
@@ -138,7 +140,7 @@ def position_report(encoding, name: str | None = None, seen: int = 128, unseen: 
         )
     if name is None:
         name = getattr(encoding, "__name__", "<lambda>")
-        name = "your encoding" if name == "<lambda>" else name
+        name = _("your encoding") if name == "<lambda>" else name
     short = _call(encoding, seen, name)
     long, failure = _try_call(encoding, unseen, name, short.shape[1])
     table = long if long is not None else short
@@ -161,17 +163,33 @@ def _report_table(table: torch.Tensor, name: str) -> PositionReport:
     n = table.shape[0]
     if n < 8:
         raise ValueError(f"the report needs a table of at least 8 positions, got {n}.")
-    not_measured = "not measured: one fixed table has one length; pass a function f(n) instead"
+    not_measured = _("not measured: one fixed table has one length; pass a function f(n) instead")
     rows = [
         _uniqueness(table),
         _boundedness({n // 8: table[: n // 8], n: table}, prefix=True),
         _distance_over_t(table),
-        Property("distance over length", None, "–", f"≤ {LENGTH_CHANGE_MAX:g}", None, not_measured),
+        Property(DISTANCE_OVER_LENGTH, None, "–", _at_most(LENGTH_CHANGE_MAX), None, not_measured),
         _smoothness(table),
         _offset_similarity(table),
-        Property("extrapolation", None, "–", "defined, seen rows kept", None, not_measured),
+        Property(EXTRAPOLATION, None, "–", _(SEEN_ROWS_KEPT), None, not_measured),
     ]
-    return PositionReport(name, rows, note=f"A fixed table of {n} positions.")
+    return PositionReport(name, rows, note=tr("A fixed table of {n} positions.", n=n))
+
+
+# The properties' names: the keys of a report (``report["uniqueness"]``), in English; marked N_,
+# shown in the language in use (``report_display``).
+UNIQUENESS = N_("uniqueness")
+BOUNDEDNESS = N_("boundedness")
+DISTANCE_OVER_T = N_("distance over t")
+DISTANCE_OVER_LENGTH = N_("distance over length")
+SMOOTHNESS = N_("smoothness")
+OFFSET_SIMILARITY = N_("offset-only similarity")
+EXTRAPOLATION = N_("extrapolation")
+SEEN_ROWS_KEPT = N_("defined, seen rows kept")
+
+
+def _at_most(limit: float) -> str:
+    return f"≤ {limit:g}"
 
 
 def _as_table(value, what: str, n_positions: int | None = None, d_model: int | None = None):
@@ -238,12 +256,17 @@ def _uniqueness(table) -> Property:
     best, s, t = min_pair_distance(table)
     ratio = best / max(_rms(table), 1e-300)
     return Property(
-        "uniqueness",
+        UNIQUENESS,
         ratio,
         f"{ratio:.2g}",
         f"≥ {UNIQUE_MIN:g}",
         ratio >= UNIQUE_MIN,
-        f"smallest ||PE_s - PE_t|| / RMS ||PE_t|| over T = {table.shape[0]}; closest pair ({s}, {t})",
+        tr(
+            "smallest ||PE_s - PE_t|| / RMS ||PE_t|| over T = {n}; closest pair ({s}, {t})",
+            n=table.shape[0],
+            s=s,
+            t=t,
+        ),
     )
 
 
@@ -252,14 +275,17 @@ def _boundedness(tables: dict, prefix: bool = False) -> Property:
     lengths = sorted(peaks)
     growth = peaks[lengths[-1]] / max(peaks[lengths[0]], 1e-300)
     shown = " → ".join(f"{peaks[n]:.3g}" for n in lengths)
-    how = "first rows of the table" if prefix else "sequence lengths"
+    if prefix:
+        detail = N_("largest |value| for first rows of the table T = {lengths}: grew {growth:.3g}x")
+    else:
+        detail = N_("largest |value| for sequence lengths T = {lengths}: grew {growth:.3g}x")
     return Property(
-        "boundedness",
+        BOUNDEDNESS,
         growth,
-        f"max |PE| {shown}",
-        f"grows ≤ {GROWTH_MAX:g}x",
+        tr("max |PE| {shown}", shown=shown),
+        tr("grows ≤ {limit:g}x", limit=GROWTH_MAX),
         growth <= GROWTH_MAX,
-        f"largest |value| for {how} T = {', '.join(map(str, lengths))}: grew {growth:.3g}x",
+        translate(detail).format(lengths=", ".join(map(str, lengths)), growth=growth),
     )
 
 
@@ -291,12 +317,15 @@ def _shown(value: float, floor: float = SHOWN_FLOOR) -> str:
 def _distance_over_t(table) -> Property:
     spread, k = _worst_relative_spread(table, distances_at_offset)
     return Property(
-        "distance over t",
+        DISTANCE_OVER_T,
         spread,
         _shown(spread),
-        f"≤ {SPREAD_MAX:g}",
+        _at_most(SPREAD_MAX),
         spread <= SPREAD_MAX,
-        f"(max - min) / mean over t of ||PE_t - PE_t+k||, worst over k = 1, 2, 4, ... (k = {k})",
+        tr(
+            "(max - min) / mean over t of ||PE_t - PE_t+k||, worst over k = 1, 2, 4, ... (k = {k})",
+            k=k,
+        ),
     )
 
 
@@ -306,58 +335,72 @@ def _distance_over_length(short, long) -> Property:
     d_long = (long[1:n] - long[0]).norm(dim=-1)  # the same offsets in the long sequence
     change = float(((d_short - d_long).abs() / d_long.clamp_min(1e-300)).max())
     return Property(
-        "distance over length",
+        DISTANCE_OVER_LENGTH,
         change,
         _shown(change),
-        f"≤ {LENGTH_CHANGE_MAX:g}",
+        _at_most(LENGTH_CHANGE_MAX),
         change <= LENGTH_CHANGE_MAX,
-        f"relative change of ||PE_k - PE_0||, k < {n}, between sequences of {n} and "
-        f"{long.shape[0]} tokens",
+        tr(
+            "relative change of ||PE_k - PE_0||, k < {n}, between sequences of {n} and "
+            "{long} tokens",
+            n=n,
+            long=long.shape[0],
+        ),
     )
 
 
 def _smoothness(table) -> Property:
     ratio = float(neighbour_distances(table).max()) / max(pair_distances_median(table), 1e-300)
     return Property(
-        "smoothness",
+        SMOOTHNESS,
         ratio,
         f"{ratio:.2g}",
-        f"≤ {STEP_MAX:g}",
+        _at_most(STEP_MAX),
         ratio <= STEP_MAX,
-        f"largest ||PE_t+1 - PE_t|| / median ||PE_s - PE_t|| over T = {table.shape[0]}",
+        tr(
+            "largest ||PE_t+1 - PE_t|| / median ||PE_s - PE_t|| over T = {n}",
+            n=table.shape[0],
+        ),
     )
 
 
 def _offset_similarity(table) -> Property:
     spread, k = _worst_relative_spread(table, dots_at_offset)
     return Property(
-        "offset-only similarity",
+        OFFSET_SIMILARITY,
         spread,
         _shown(spread),
-        f"≤ {SPREAD_MAX:g}",
+        _at_most(SPREAD_MAX),
         spread <= SPREAD_MAX,
-        f"(max - min) over t of <PE_t, PE_t+k> / mean ||PE_t||^2, worst over k (k = {k})",
+        tr(
+            "(max - min) over t of <PE_t, PE_t+k> / mean ||PE_t||^2, worst over k (k = {k})",
+            k=k,
+        ),
     )
 
 
 def _extrapolation(short, long, failure, seen, unseen) -> Property:
-    threshold = "defined, seen rows kept"
+    threshold = translate(SEEN_ROWS_KEPT)
     if long is None:
         return Property(
-            "extrapolation",
+            EXTRAPOLATION,
             math.inf,
-            "no table",
+            _("no table"),
             threshold,
             False,
-            f"asked for {unseen} positions: {failure}",
+            tr("asked for {n} positions: {failure}", n=unseen, failure=failure),
         )
     change = float((long[:seen] - short).abs().max()) / max(float(short.abs().max()), 1e-300)
     return Property(
-        "extrapolation",
+        EXTRAPOLATION,
         change,
-        f"rows changed {_shown(change, EXTRAPOLATION_CHANGE_MAX)}",
+        tr("rows changed {change}", change=_shown(change, EXTRAPOLATION_CHANGE_MAX)),
         threshold,
         change <= EXTRAPOLATION_CHANGE_MAX,
-        f"largest change of positions 0..{seen - 1} when the sequence grows to {unseen} tokens, "
-        "relative to the largest |value|",
+        tr(
+            "largest change of positions 0..{last} when the sequence grows to {n} tokens, "
+            "relative to the largest |value|",
+            last=seen - 1,
+            n=unseen,
+        ),
     )

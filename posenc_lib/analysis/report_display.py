@@ -11,12 +11,15 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from posenc_lib.i18n import _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+
 
 @dataclass
 class Property:
     """One row of the report. ``passed`` is None when the property could not be measured."""
 
-    name: str
+    name: str  # the key, in English (marked N_ in ``report``; ``label`` shows it translated)
     value: float | None
     shown: str  # the measurement as printed
     threshold: str
@@ -26,6 +29,21 @@ class Property:
     @property
     def mark(self) -> str:
         return {True: "✓", False: "✗", None: "–"}[self.passed]
+
+    @property
+    def label(self) -> str:
+        """The property's name in the language in use."""
+        return translate(self.name)
+
+
+def _holds(report) -> str:
+    return tr(
+        "{passed} of {measured} properties hold", passed=report.score[0], measured=report.score[1]
+    )
+
+
+def _of(report) -> str:
+    return tr("{passed} of {measured}", passed=report.score[0], measured=report.score[1])
 
 
 @dataclass(repr=False)
@@ -51,13 +69,19 @@ class PositionReport:
         for row in self.rows:
             if row.name == name:
                 return row
-        raise KeyError(f"no property {name!r}; the report has {', '.join(self.passed)}.")
+        raise KeyError(
+            tr(
+                "no property {name!r}; the report has {names}.",
+                name=name,
+                names=", ".join(self.passed),
+            )
+        )
 
     def __str__(self) -> str:
-        header = ("property", "measured", "threshold", "")
-        lines = [(r.name, r.shown, r.threshold, r.mark) for r in self.rows]
+        header = (_("property"), _("measured"), _("threshold"), "")
+        lines = [(r.label, r.shown, r.threshold, r.mark) for r in self.rows]
         widths = [max(len(x[i]) for x in [header, *lines]) for i in range(3)]
-        text = [f"{self.name}: {self.score[0]} of {self.score[1]} properties hold"]
+        text = [f"{self.name}: {_holds(self)}"]
         for row in [header, *lines]:
             text.append(
                 "  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3]
@@ -74,15 +98,18 @@ class PositionReport:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><td>{r.name}</td><td>{_mark_html(r)}</td><td>{html.escape(r.shown)}</td>"
+            f"<tr><td>{r.label}</td><td>{_mark_html(r)}</td><td>{html.escape(r.shown)}</td>"
             f"<td>{html.escape(r.threshold)}</td><td style='color:#555'>{html.escape(r.detail)}</td></tr>"
             for r in self.rows
         )
         note = f"<p style='color:#555'>{html.escape(self.note)}</p>" if self.note else ""
+        heads = "".join(
+            f"<th>{h}</th>"
+            for h in (_("property"), "", _("measured"), _("threshold"), _("on what"))
+        )
         return (
-            f"<b>{html.escape(self.name)}</b>: {self.score[0]} of {self.score[1]} properties hold"
-            "<table><tr><th>property</th><th></th><th>measured</th><th>threshold</th>"
-            f"<th>on what</th></tr>{body}</table>{note}"
+            f"<b>{html.escape(self.name)}</b>: {_holds(self)}"
+            f"<table><tr>{heads}</tr>{body}</table>{note}"
         )
 
 
@@ -94,15 +121,15 @@ class Comparison:
 
     def _cells(self):
         names = [row.name for row in self.reports[0].rows]
-        return names, [[r[name] for r in self.reports] for name in names]
+        return [translate(n) for n in names], [[r[name] for r in self.reports] for name in names]
 
     def __str__(self) -> str:
         names, cells = self._cells()
-        header = ["property", *(r.name for r in self.reports)]
+        header = [_("property"), *(r.name for r in self.reports)]
         lines = [
             [n, *(f"{p.mark} {p.shown}" for p in row)] for n, row in zip(names, cells, strict=True)
         ]
-        lines.append(["holds", *(f"{r.score[0]} of {r.score[1]}" for r in self.reports)])
+        lines.append([_("holds"), *(_of(r) for r in self.reports)])
         widths = [max(len(x[i]) for x in [header, *lines]) for i in range(len(header))]
         return "\n".join(
             "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -124,9 +151,10 @@ class Comparison:
             + "</tr>"
             for n, row in zip(names, cells, strict=True)
         )
-        score = "".join(f"<td><b>{r.score[0]} of {r.score[1]}</b></td>" for r in self.reports)
+        score = "".join(f"<td><b>{_of(r)}</b></td>" for r in self.reports)
+        prop, holds = _("property"), _("holds")
         return (
-            f"<table><tr><th>property</th>{head}</tr>{body}<tr><td>holds</td>{score}</tr></table>"
+            f"<table><tr><th>{prop}</th>{head}</tr>{body}<tr><td>{holds}</td>{score}</tr></table>"
         )
 
 
@@ -139,5 +167,5 @@ def compare_reports(reports) -> Comparison:
     """One table of several reports (all from ``position_report``), encodings as columns."""
     reports = list(reports)
     if not reports or not all(isinstance(r, PositionReport) for r in reports):
-        raise ValueError("compare_reports takes a list of reports made by position_report.")
+        raise ValueError(_("compare_reports takes a list of reports made by position_report."))
     return Comparison(reports)

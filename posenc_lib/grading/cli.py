@@ -20,6 +20,7 @@ from posenc_lib.grading.lms import LMS, learner_key, read_roster, write_lms
 from posenc_lib.grading.report import write_report
 from posenc_lib.grading.sheet import summary, write_feedback, write_sheet
 from posenc_lib.grading.submissions import submissions
+from posenc_lib.i18n import ENV, LANGUAGES, get_language, set_language, tr
 
 
 def main(argv=None) -> int:
@@ -53,12 +54,23 @@ def main(argv=None) -> int:
         "a column per chapter, as OUT-canvas.csv / OUT-moodle.csv beside --out",
     )
     parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        help=f"the language of the feedback and the report: en (English) or zh (Chinese, 中文) "
+        f"(default: ${ENV}, else en)",
+    )
+    parser.add_argument(
         "--roster",
         type=Path,
         help="a CSV with a 'file' column (each submission's file name) and the learners' name, "
         "email, canvas_id, sis_user_id, sis_login_id, section, id_number (docs/grading.md)",
     )
     args = parser.parse_args(argv)
+    try:
+        language = args.lang or get_language()
+    except ValueError as error:  # $POSENC_LANG holds something else
+        parser.error(str(error))
+    set_language(language)
     if args.workers < 1 or args.timeout <= 0 or args.memory_mb < 256:
         parser.error("--workers must be >= 1, --timeout > 0 and --memory-mb >= 256")
     bad = [r.name for r in args.report if r.suffix.lower() not in (".html", ".htm", ".md")]
@@ -80,9 +92,16 @@ def main(argv=None) -> int:
             )
     seed = args.seed if args.seed is not None else 1 + secrets.randbelow(2**31 - 2)
     if args.seed is None:
-        print(f"Hidden inputs from seed {seed} (pass --seed {seed} to grade the same way again).")
+        print(
+            tr(
+                "Hidden inputs from seed {seed} (pass --seed {seed} to grade the same way again).",
+                seed=seed,
+            )
+        )
     started = time.perf_counter()
-    rows = grade_all(paths, seed, args.timeout, args.workers, args.memory_mb, progress=None)
+    rows = grade_all(
+        paths, seed, args.timeout, args.workers, args.memory_mb, progress=None, language=language
+    )
     write_sheet(rows, args.out)
     if args.json:
         write_feedback(rows, args.json)
@@ -91,7 +110,7 @@ def main(argv=None) -> int:
     for lms in args.lms:
         target = args.out.with_name(f"{args.out.stem}-{lms}.csv")
         write_lms(rows, target, lms, args.roster)
-        print(f"{lms.capitalize()} sheet: {target}")
+        print(tr("{lms} sheet: {path}", lms=lms.capitalize(), path=target))
     print("\n".join(summary(rows, time.perf_counter() - started, args.out)))
     return 0
 

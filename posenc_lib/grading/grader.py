@@ -40,6 +40,7 @@ from posenc_lib.checks.run import KINDS, Collected, Outcome, TooMany
 from posenc_lib.grading import sandbox as _sandbox
 from posenc_lib.grading.sheet import Row
 from posenc_lib.grading.submissions import Invalid, chapters, read_submission
+from posenc_lib.i18n import ENV, _, get_language, set_language, tr
 from posenc_lib.models.smollm import cache_dir
 
 MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
@@ -84,8 +85,14 @@ class _Opaque:
 class Grader:
     """Grades submissions with one forkserver; ``grade(path)`` returns a Row and never raises."""
 
-    def __init__(self, seed: int, timeout: float = 60.0, memory_mb: int = 2048):
+    def __init__(
+        self, seed: int, timeout: float = 60.0, memory_mb: int = 2048, language: str | None = None
+    ):
+        """language: "en" or "zh", the language of the feedback (default: the one in use)."""
         self.seed, self.timeout, self.memory_bytes = seed, timeout, memory_mb * 2**20
+        if language is not None:
+            set_language(language)  # the verdicts are judged (and worded) in this process
+        self.language = get_language()
         self.known = chapters()
         self.modules = {ch: import_module(name) for ch, name in self.known.items()}
         self.context = multiprocessing.get_context("forkserver")
@@ -118,7 +125,7 @@ class Grader:
         except Exception as error:  # noqa: BLE001 - a grader bug must not lose the row
             row.status, row.reason = (
                 "error",
-                (
+                _(
                     "the grader itself failed on this notebook (not the notebook's fault); please "
                     "report it with the notebook"
                 ),
@@ -149,6 +156,8 @@ class Grader:
             "memory_bytes": self.memory_bytes + getattr(module, "LIBRARY_MEMORY_MB", 0) * 2**20,
             "cpu_seconds": int(self.timeout) + 5,
             "cell_seconds": min(_sandbox.CELL_SECONDS, self.timeout / 3),
+            "language": self.language,  # the child's $POSENC_LANG (its sentences, its figures)
+            "language_variable": ENV,
         }
         process = self.context.Process(target=_sandbox.child_main, args=(send, job), daemon=True)
         with self._start_lock, _without_main_module():
@@ -173,7 +182,7 @@ class Grader:
         except Exception:  # noqa: BLE001 - a garbled message
             row.status, row.reason = (
                 "tampered",
-                (
+                _(
                     "the grading channel was garbled: the notebook sent something that is not a "
                     "grading result"
                 ),
@@ -188,19 +197,24 @@ class Grader:
             return
         if timed_out:
             row.status = "timeout"
-            row.reason = f"the notebook did not finish within {self.timeout:g} s"
+            row.reason = tr(
+                "the notebook did not finish within {seconds:g} s", seconds=self.timeout
+            )
         elif not done:
             row.status = "error"
             code = process.exitcode
-            row.reason = (
-                f"the notebook ended the grading process (exit code {code}) before grading "
-                "finished: look for sys.exit, os._exit or a crash in your cells or functions"
+            row.reason = tr(
+                "the notebook ended the grading process (exit code {code}) before grading "
+                "finished: look for sys.exit, os._exit or a crash in your cells or functions",
+                code=code,
             )
         else:
             replaced = messages[-1].get("replaced", [])
             if replaced:
                 row.status = "tampered"
-                row.reason = "the notebook replaced " + ", ".join(map(str, replaced[:10]))
+                row.reason = tr(
+                    "the notebook replaced {names}", names=", ".join(map(str, replaced[:10]))
+                )
 
     def _judge(self, row: Row, questions: dict, messages: list) -> None:
         got = {}
@@ -215,7 +229,11 @@ class Grader:
             message = got.get(name)
             if message is None:
                 verdict = checks.Verdict(
-                    name, checks.FAIL, "not graded: the notebook stopped first.", 0, question.points
+                    name,
+                    checks.FAIL,
+                    _("not graded: the notebook stopped first."),
+                    0,
+                    question.points,
                 )
             elif message.get("missing") and isinstance(question, checks.Concept):
                 verdict = question.missing()  # no variable answer_cN in the notebook
@@ -223,7 +241,10 @@ class Grader:
                 verdict = checks.Verdict(
                     name,
                     checks.NOT_ATTEMPTED,
-                    f"there is no function `{question.function}` in the notebook.",
+                    tr(
+                        "there is no function `{function}` in the notebook.",
+                        function=question.function,
+                    ),
                     0,
                     question.points,
                 )
@@ -280,32 +301,39 @@ def _without_main_module():
 
 def _outcome(raw) -> Outcome:
     if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], str)):
-        return Outcome("raised", error="an unreadable result")
+        return Outcome("raised", error=_("an unreadable result"))
     kind, value, error = raw
     if kind not in KINDS:
-        return Outcome("raised", error="an unreadable result")
+        return Outcome("raised", error=_("an unreadable result"))
     return Outcome(kind, decode(value), str(error)[:300])
 
 
 def grade_all(
-    paths, seed, timeout=60.0, workers=2, memory_mb=2048, progress: bool | None = None
+    paths,
+    seed,
+    timeout=60.0,
+    workers=2,
+    memory_mb=2048,
+    progress: bool | None = None,
+    language: str | None = None,
 ) -> list[Row]:
     """Grade every submission; rows in the order given.
 
     paths: files, or (file, name on the sheet) pairs. progress: a tqdm bar on stderr (a widget
     inside Jupyter) as submissions finish; True always, False never, None (the default) only on
-    a terminal or in Jupyter, so a pipe or a log file gets no bar.
+    a terminal or in Jupyter, so a pipe or a log file gets no bar. language: "en" or "zh", the
+    language of the feedback (default: the one in use, ``posenc_lib.get_language()``).
     """
     paths = [p if isinstance(p, tuple) else (Path(p), str(p)) for p in paths]
-    grader = Grader(seed, timeout, memory_mb)
+    grader = Grader(seed, timeout, memory_mb, language)
     # Every file is read before any submission runs: a submission that rewrites another
     # student's file on disk changes nothing.
     contents = [grader.read(p) for p, _ in paths]
     rows: list[Row | None] = [None] * len(paths)
     bar = tqdm(
         total=len(paths),
-        desc="grading",
-        unit="notebook",
+        desc=_("grading"),
+        unit=_("notebook"),
         file=sys.stderr,
         disable=None if progress is None else not progress,
     )

@@ -29,18 +29,22 @@ from posenc_lib.checks.verdicts import escape_html, show
 from posenc_lib.grading.grader import grade_all
 from posenc_lib.grading.sheet import Row
 from posenc_lib.grading.submissions import submissions
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 PUBLIC_SEED = 0  # the public inputs: what each notebook's own check() uses
 SENTENCE_WIDTH = 100  # characters of a tutor's sentence shown under its chapter
 _SYMBOL = {"pass": "✓", "fail": "✗", "not attempted": "○"}
-_WHAT_TO_PASS = (
+_WHAT_TO_PASS = N_(
     "pass the folder of your exercise notebooks, e.g. progress('exercises'), or a list of "
     "notebook files, e.g. progress(['exercises/01_order_blindness.ipynb'])"
 )
-_WHAT_TO_TYPE = (  # the same, for the command line
+_WHAT_TO_TYPE = N_(  # the same, for the command line
     "give the folder of your exercise notebooks, e.g. python -m posenc_lib.grading.progress "
     "exercises, or notebook files"
 )
+# The input a verdict names at its end (``checks.question.with_input``), in English or Chinese.
+_INPUT = re.compile(r"\s*(\(Input: .*\)|（输入：.*）)\.?\s*$", re.DOTALL)
 
 
 class Progress(list):
@@ -81,7 +85,10 @@ def progress(folder=None, timeout: float = 60.0) -> Progress:
         return Progress()  # a progress() cell, run by the grader itself: nothing to show
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(
-            f"timeout must be a positive number of seconds per notebook, got {timeout!r}."
+            tr(
+                "timeout must be a positive number of seconds per notebook, got {timeout!r}.",
+                timeout=timeout,
+            )
         )
     return _show_progress(notebooks(folder), timeout)
 
@@ -112,9 +119,12 @@ def find_exercises(cwd: Path | None = None, hint: str = _WHAT_TO_PASS) -> Path:
         if (folder / "exercises").is_dir() and (folder / "notebooks").is_dir():
             return folder / "exercises"
     raise ValueError(
-        f"found no course folder (one holding exercises/ and notebooks/) in {here} or above it: "
-        + hint
-        + "."
+        tr(
+            "found no course folder (one holding exercises/ and notebooks/) in {here} or above "
+            "it: {hint}.",
+            here=here,
+            hint=translate(hint),
+        )
     )
 
 
@@ -123,22 +133,33 @@ def notebooks(folder=None, hint: str = _WHAT_TO_PASS) -> list[tuple[Path, str]]:
     if folder is None:
         folder = find_exercises(hint=hint)
     given = [folder] if isinstance(folder, (str, Path)) else folder
+    said = translate(hint)
     if not isinstance(given, (list, tuple)) or not given:
-        raise ValueError(f"progress() was given {_show(folder)}: {hint}.")
+        raise ValueError(
+            tr("progress() was given {value}: {hint}.", value=_show(folder), hint=said)
+        )
     paths = []
     for item in given:
         if not isinstance(item, (str, Path)):
-            raise ValueError(f"progress() was given {_show(item)} in its list: {hint}.")
+            raise ValueError(
+                tr(
+                    "progress() was given {value} in its list: {hint}.",
+                    value=_show(item),
+                    hint=said,
+                )
+            )
         path = Path(item).expanduser()
         if not path.exists():
-            raise ValueError(f"{str(path)!r} does not exist: {hint}.")
+            raise ValueError(tr("{path!r} does not exist: {hint}.", path=str(path), hint=said))
         if path.is_file() and path.suffix != ".ipynb":
-            raise ValueError(f"{str(path)!r} is not a notebook (.ipynb): {hint}.")
+            raise ValueError(
+                tr("{path!r} is not a notebook (.ipynb): {hint}.", path=str(path), hint=said)
+            )
         paths.append(path)
     found = submissions(paths)
     if not found:
         where = ", ".join(repr(str(p)) for p in paths)
-        raise ValueError(f"{where} holds no notebook (.ipynb): {hint}.")
+        raise ValueError(tr("{where} holds no notebook (.ipynb): {hint}.", where=where, hint=said))
     return found
 
 
@@ -154,38 +175,56 @@ def table(rows: list[Row]) -> list[str]:
     lines = []
     for row, label, state in zip(rows, labels, states, strict=True):
         if row.status == "invalid":
-            lines.append(f"{label:<{width}}  could not be read: {row.reason}")
+            lines.append(
+                f"{label:<{width}}  " + tr("could not be read: {reason}", reason=row.reason)
+            )
             continue
-        lines.append(
-            f"{label:<{width}}  {state:<{states_width}}  {row.score}/{row.max_score} points"
-        )
+        points = tr("{score}/{max_score} points", score=row.score, max_score=row.max_score)
+        lines.append(f"{label:<{width}}  {state:<{states_width}}  {points}")
         failing: dict[str, list[str]] = {}  # sentence -> questions (e.g. all not graded)
         for v in row.verdicts:
             if v.status == "fail":
                 failing.setdefault(shorten(v.message), []).append(v.question)
         lines += [f"    {', '.join(names)} ✗ {sentence}" for sentence, names in failing.items()]
         if row.status in ("error", "timeout"):
-            lines.append(f"    did not run to the end: {row.reason}")
+            lines.append("    " + tr("did not run to the end: {reason}", reason=row.reason))
         elif row.status != "ok":  # tampered: the points are still the grader's own comparisons
-            lines.append(f"    note: {row.reason}")
-        lines += [f"    a cell raised an error: {shorten(c)}" for c in row.failed_cells[:3]]
+            lines.append("    " + tr("note: {reason}", reason=row.reason))
+        lines += [
+            "    " + tr("a cell raised an error: {error}", error=shorten(c))
+            for c in row.failed_cells[:3]
+        ]
     verdicts = [v for r in rows for v in r.verdicts]
     counts = {s: sum(v.status == s for v in verdicts) for s in _SYMBOL}
-    total = (
-        f"total: {sum(r.score for r in rows)}/{sum(r.max_score for r in rows)} points; "
-        f"{counts['pass']} of {len(verdicts)} questions pass now, {counts['fail']} not yet, "
-        f"{counts['not attempted']} not attempted"
+    total = tr(
+        "total: {score}/{max_score} points; "
+        "{passing} of {questions} questions pass now, {failing} not yet, "
+        "{not_attempted} not attempted",
+        score=sum(r.score for r in rows),
+        max_score=sum(r.max_score for r in rows),
+        passing=counts["pass"],
+        questions=len(verdicts),
+        failing=counts["fail"],
+        not_attempted=counts["not attempted"],
     )
     stopped = sum(r.status in ("error", "timeout", "invalid") for r in rows)
     if stopped:
-        total += f"; {stopped} of {len(rows)} notebooks did not run to the end"
+        total += tr(
+            "; {stopped} of {notebooks} notebooks did not run to the end",
+            stopped=stopped,
+            notebooks=len(rows),
+        )
     return [*lines, total]
 
 
 def shorten(sentence: str, width: int = SENTENCE_WIDTH) -> str:
-    """A tutor's sentence on one line: without the "(Input: ...)" it ends with, cut at a word."""
-    sentence = re.sub(r"\s*\(Input: .*\)\.?\s*$", "", sentence, flags=re.DOTALL)
-    return textwrap.shorten(sentence, width, placeholder=" ...")
+    """A tutor's sentence on one line: without the "(Input: ...)" it ends with, cut at a word
+    (Chinese, which has no spaces to cut at, at a character)."""
+    sentence = _INPUT.sub("", sentence)
+    short = textwrap.shorten(sentence, width, placeholder=" ...")
+    if len(" ".join(sentence.split())) > width and len(short) < width // 2:
+        short = " ".join(sentence.split())[: width - 1] + "…"
+    return short
 
 
 def _label(row: Row) -> str:
@@ -201,7 +240,7 @@ def _show(value) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m posenc_lib.grading.progress",
-        description=(
+        description=_(
             "Which exercise questions pass now: grades your notebooks on their public inputs "
             "(the ones their check cells use) and prints one line per chapter."
         ),
@@ -210,13 +249,18 @@ def main(argv=None) -> int:
         "paths",
         nargs="*",
         type=Path,
-        help="the folder of your exercise notebooks, or notebook files (default: exercises/)",
+        help=_("the folder of your exercise notebooks, or notebook files (default: exercises/)"),
     )
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per notebook")
+    parser.add_argument("--timeout", type=float, default=60.0, help=_("seconds per notebook"))
     args = parser.parse_args(argv)
     folder = None if not args.paths else args.paths[0] if len(args.paths) == 1 else args.paths
     if not args.timeout > 0:
-        parser.error(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+        parser.error(
+            tr(
+                "--timeout must be a positive number of seconds, got {timeout:g}",
+                timeout=args.timeout,
+            )
+        )
     try:
         paths = notebooks(folder, hint=_WHAT_TO_TYPE)
     except ValueError as error:

@@ -22,10 +22,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posenc_lib.grading.sheet import Row, _write_atomically
+from posenc_lib.grading.sheet import Row, _write_atomically, status_word
 from posenc_lib.grading.submissions import chapters
-from posenc_lib.i18n import N_, _, get_language, tr
-from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+from posenc_lib.i18n import _, get_language, tr
 
 NOT_GRADED = ("error", "timeout", "invalid")  # rows whose questions did not all run
 # The input a verdict names at its end (``checks.question.with_input``), in English or Chinese.
@@ -204,20 +203,6 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; }
 td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 .count { text-align: right; } .hint { color: #555; font-style: italic; }
 """
-
-
-def status_word(status: str) -> str:
-    """A row's status (ok, error, timeout, invalid, tampered) in the language in use."""
-    return translate(_STATUS.get(status, status))
-
-
-_STATUS = {
-    "ok": N_("ok"),
-    "error": N_("error"),
-    "timeout": N_("timeout"),
-    "invalid": N_("invalid"),
-    "tampered": N_("tampered"),
-}
 
 
 def to_html(report: ClassReport) -> str:

@@ -35,6 +35,7 @@ import torch
 from posenc_lib import checks as _checks
 from posenc_lib.checks import concepts as _concepts
 from posenc_lib.checks import run as _run
+from posenc_lib.i18n import tr
 
 CELL_SECONDS = 20.0  # one cell's time limit
 # What a submission may not replace unnoticed: (owner, attribute name).
@@ -204,6 +205,8 @@ def child_main(conn, job: dict) -> None:
             "MPLBACKEND": "Agg",
             "PATH": "/usr/bin:/bin",
             "POSENC_CACHE": job["model_cache"],  # chapter 8's model, converted by the parent
+            # The grader's language (posenc_lib.i18n reads it): the child's sentences and figures.
+            job.get("language_variable", "POSENC_LANG"): job.get("language", "en"),
         }
     )
     torch.set_num_threads(1)
@@ -236,9 +239,17 @@ def child_main(conn, job: dict) -> None:
             with time_limit(seconds):
                 exec(compiled, main.__dict__)  # noqa: S102 - running the submission is the job
         except TimedOut:
-            failed_cells.append(f"cell {number}: did not finish within {seconds:g} s; stopped")
+            failed_cells.append(
+                tr(
+                    "cell {number}: did not finish within {seconds:g} s; stopped",
+                    number=number,
+                    seconds=seconds,
+                )
+            )
         except BaseException as error:  # noqa: BLE001 - a failing cell must not stop the rest
-            failed_cells.append(f"cell {number}: {_run._describe(error)}")
+            failed_cells.append(
+                tr("cell {number}: {error}", number=number, error=_run._describe(error))
+            )
     send({"kind": "cells", "failed": failed_cells[:20]})
 
     # The concept questions' answers first: read as the cells left them, before any learner

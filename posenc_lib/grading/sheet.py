@@ -15,7 +15,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from posenc_lib.i18n import N_, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+
 STATUSES = ("ok", "error", "timeout", "invalid", "tampered")
+# The sheet's first columns, as a teacher reads them (marked N_: in the grader's language).
+COLUMNS = (N_("submission"), N_("chapter"), N_("status"), N_("score"), N_("max_score"))
 
 
 @dataclass
@@ -71,7 +76,7 @@ def write_sheet(rows: list[Row], path: Path) -> None:
     )
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["submission", "chapter", "status", "score", "max_score", *names])
+    writer.writerow([*(translate(c) for c in COLUMNS), *names])
     for row in rows:
         points = {v.question: v.points for v in row.verdicts}
         writer.writerow(
@@ -100,12 +105,34 @@ def summary(rows: list[Row], seconds: float, sheet: Path) -> list[str]:
     """The lines the command prints at the end: the counts, then each row that is not ok."""
     counts = {s: sum(r.status == s for r in rows) for s in STATUSES}
     lines = [
-        f"Graded {len(rows)} submissions in {seconds:.1f} s: {counts['ok']} ok, "
-        f"{counts['error']} failed to run, {counts['timeout']} timed out, "
-        f"{counts['invalid']} invalid, {counts['tampered']} tampered. Sheet: {sheet}"
+        tr(
+            "Graded {total} submissions in {seconds:.1f} s: {ok} ok, "
+            "{error} failed to run, {timeout} timed out, "
+            "{invalid} invalid, {tampered} tampered. Sheet: {sheet}",
+            total=len(rows),
+            seconds=seconds,
+            sheet=sheet,
+            **counts,
+        )
     ]
-    lines += [f"  {r.submission}: {r.status}: {r.reason}" for r in rows if r.status != "ok"]
+    lines += [
+        f"  {r.submission}: {status_word(r.status)}: {r.reason}" for r in rows if r.status != "ok"
+    ]
     return lines
+
+
+_STATUS = {  # a row's status as a teacher reads it (the sheet keeps the code)
+    "ok": N_("ok"),
+    "error": N_("error"),
+    "timeout": N_("timeout"),
+    "invalid": N_("invalid"),
+    "tampered": N_("tampered"),
+}
+
+
+def status_word(status: str) -> str:
+    """A row's status (ok, error, timeout, invalid, tampered) in the language in use."""
+    return translate(_STATUS.get(status, status))
 
 
 def _write_atomically(path: Path, text: str) -> None:

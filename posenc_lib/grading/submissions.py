@@ -13,6 +13,7 @@ import pkgutil
 from pathlib import Path
 
 from posenc_lib import checks
+from posenc_lib.i18n import _, tr
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 
@@ -53,25 +54,30 @@ def read_submission(path: Path, known: dict[str, str]) -> tuple[str, list[str]]:
     """(chapter, code cell sources) of a notebook file, or Invalid with the reason."""
     try:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            raise Invalid(f"the file is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
+            raise Invalid(tr("the file is larger than {mb} MB", mb=MAX_NOTEBOOK_BYTES // 2**20))
         notebook = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        raise Invalid("the file cannot be read: it is not UTF-8 text") from None
+        raise Invalid(_("the file cannot be read: it is not UTF-8 text")) from None
     except OSError as error:
-        why = error.strerror or "it cannot be opened"
-        raise Invalid(f"the file cannot be read: {why[:1].lower()}{why[1:]}") from None
+        why = error.strerror or _("it cannot be opened")
+        why = f"{why[:1].lower()}{why[1:]}"
+        raise Invalid(tr("the file cannot be read: {why}", why=why)) from None
     except ValueError:
-        raise Invalid("the file is not a notebook: it is not valid JSON") from None
+        raise Invalid(_("the file is not a notebook: it is not valid JSON")) from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise Invalid("the file is not a notebook: it has no list of cells")
+        raise Invalid(_("the file is not a notebook: it has no list of cells"))
     meta = notebook.get("metadata")
     posenc = meta.get("posenc") if isinstance(meta, dict) else None
     chapter = posenc.get("chapter") if isinstance(posenc, dict) else None
     if not isinstance(chapter, str) or chapter not in known:
         raise Invalid(
-            "the notebook does not say which chapter it is (metadata.posenc.chapter is "
-            f"{chapter!r}; expected one of {', '.join(known)}): hand in the exercises notebook "
-            "of the course, edited in place"
+            tr(
+                "the notebook does not say which chapter it is (metadata.posenc.chapter is "
+                "{chapter!r}; expected one of {known}): hand in the exercises notebook "
+                "of the course, edited in place",
+                chapter=chapter,
+                known=", ".join(known),
+            )
         )
     cells = []
     for cell in notebook["cells"]:
@@ -79,6 +85,6 @@ def read_submission(path: Path, known: dict[str, str]) -> tuple[str, list[str]]:
             source = cell.get("source", "")
             source = "".join(source) if isinstance(source, list) else source
             if not isinstance(source, str):
-                raise Invalid("a code cell's source is not text")
+                raise Invalid(_("a code cell's source is not text"))
             cells.append(source)
     return chapter, cells

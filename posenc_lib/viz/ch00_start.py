@@ -7,6 +7,7 @@ import ipywidgets as W
 import torch
 
 from posenc_lib.absolute import sinusoidal_encoding
+from posenc_lib.i18n import _, tr
 from posenc_lib.viz.dashboard import Dashboard
 from posenc_lib.viz.figures import DIVERGING, new_figure, to_numpy
 
@@ -17,7 +18,9 @@ def table_map(table: torch.Tensor):
     ax = fig.subplots()
     image = ax.imshow(to_numpy(table.T), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
     ax.set(
-        xlabel="position t", ylabel="dimension", title=f"sinusoidal encoding, D = {table.shape[1]}"
+        xlabel=_("position t"),
+        ylabel=_("dimension"),
+        title=tr("sinusoidal encoding, D = {d}", d=table.shape[1]),
     )
     fig.colorbar(image, ax=ax)
     return fig
@@ -41,14 +44,14 @@ class WavePlot:
         )
         self.marker = ax_map.axvline(position, color="black", linewidth=2)
         self.fig.colorbar(self.image, ax=ax_map, ticks=[-1, 0, 1], pad=0.01)
-        ax_map.set(xlabel="position t", ylabel="dimension", title="sinusoidal table")
+        ax_map.set(xlabel=_("position t"), ylabel=_("dimension"), title=_("sinusoidal table"))
         ax_vec.axvline(0, color="gray", linewidth=0.8)
         (self.vector,) = ax_vec.plot(
             to_numpy(table[position]), range(d_model), linestyle="none", marker="o", markersize=4
         )
         # Same dimension axis as the map, so its labels on the left serve both panels.
         ax_vec.set(xlim=(-1.1, 1.1), ylim=(d_model - 0.5, -0.5), xticks=[-1, 0, 1], yticks=[])
-        ax_vec.set_xlabel("value")
+        ax_vec.set_xlabel(_("value"))
         self.update(result)
 
     def update(self, result: tuple[torch.Tensor, int]) -> None:
@@ -57,7 +60,7 @@ class WavePlot:
         self.image.set_data(to_numpy(table.T))
         self.marker.set_xdata([position, position])
         self.vector.set_xdata(to_numpy(table[position]))
-        self.axes[1].set_title(f"PE at t = {position}")
+        self.axes[1].set_title(tr("PE at t = {position}", position=position))
 
 
 def wave_dashboard(n_positions: int = 64, d_model: int = 32) -> Dashboard:
@@ -65,7 +68,7 @@ def wave_dashboard(n_positions: int = 64, d_model: int = 32) -> Dashboard:
     style = {"description_width": "initial"}
     controls = {
         "position": W.IntSlider(
-            value=3, min=0, max=n_positions - 1, description="position t", style=style
+            value=3, min=0, max=n_positions - 1, description=_("position t"), style=style
         ),
         "base": W.FloatLogSlider(
             value=10000, base=10, min=1, max=5, step=0.25, description="base", style=style
@@ -78,10 +81,12 @@ def wave_dashboard(n_positions: int = 64, d_model: int = 32) -> Dashboard:
     def readout(result):
         table, position = result
         values = ", ".join(f"{v:+.2f}" for v in table[position, :4].tolist())
-        return f"PE<sub>{position}</sub> starts ({values}, ...)"
+        return tr(
+            "PE<sub>{position}</sub> starts ({values}, ...)", position=position, values=values
+        )
 
     return Dashboard(
-        "Move the slider: the black line and the vector follow",
+        _("Move the slider: the black line and the vector follow"),
         controls,
         compute,
         WavePlot,

@@ -10,6 +10,7 @@ import torch
 
 from posenc_lib.analysis.ch01_order import reorder_experiment
 from posenc_lib.bounds import bound
+from posenc_lib.i18n import _, tr
 from posenc_lib.viz.dashboard import AUTO_WIDTH, Dashboard, dropdown
 from posenc_lib.viz.figures import DIVERGING, SEQUENTIAL, label_tokens, new_figure, points, to_numpy
 
@@ -37,7 +38,9 @@ class OrderPlot:
         self.weights = ax_w.imshow(
             to_numpy(result.weights), cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest"
         )
-        ax_w.set(title="attention weights", xlabel="key (word attended to)", ylabel="query")
+        ax_w.set(
+            title=_("attention weights"), xlabel=_("key (word attended to)"), ylabel=_("query")
+        )
         self.outputs = ax_o.imshow(
             to_numpy(result.outputs),
             cmap=DIVERGING,
@@ -46,11 +49,11 @@ class OrderPlot:
             aspect="auto",
             interpolation="nearest",
         )
-        ax_o.set(title=f"outputs, one row per word ({d_v} dims)", xticks=[], yticks=[])
+        ax_o.set(title=tr("outputs, one row per word ({d_v} dims)", d_v=d_v), xticks=[], yticks=[])
         tick = math.floor(out_limit * 10) / 10  # a round value inside the colour range
         self.fig.colorbar(self.outputs, ax=ax_o, ticks=[-tick, 0, tick])
         self.bars = ax_d.bar(range(n_words), to_numpy(result.drift), color="tab:red")
-        ax_d.set(title="change per word (norm)")
+        ax_d.set(title=_("change per word (norm)"))
         ax_d.set_ylim(0, drift_limit)
         ax_d.set_yticks([0, drift_limit / 2, drift_limit])
         self.bar_labels = [
@@ -90,7 +93,11 @@ def final_states(states: dict[str, torch.Tensor]):
     for j, (sentence, state) in enumerate(states.items()):
         shift = (j - (len(states) - 1) / 2) * width
         ax.bar([i + shift for i in range(len(state))], to_numpy(state), width=width, label=sentence)
-    ax.set(xlabel="state dimension", ylabel="final state", title="the RNN's final state, per order")
+    ax.set(
+        xlabel=_("state dimension"),
+        ylabel=_("final state"),
+        title=_("the RNN's final state, per order"),
+    )
     ax.legend(fontsize=points(8))
     return fig
 
@@ -117,7 +124,7 @@ def sentence_maps(maps: dict[str, torch.Tensor]):
         ax.imshow(weights, cmap=SEQUENTIAL, vmin=0, vmax=1)
         label_tokens(ax, words, "x")
         label_tokens(ax, words, "y")
-        ax.set(title=sentence, xlabel="key", ylabel="query")
+        ax.set(title=sentence, xlabel=_("key"), ylabel=_("query"))
         _write_weights(ax, weights)
     return fig
 
@@ -133,14 +140,28 @@ def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
     """
     maps = to_numpy(maps)
     if maps.ndim != 4 or maps.shape[2] != maps.shape[3]:
-        raise ValueError(f"maps must have shape (R, C, T, T), got {tuple(maps.shape)}.")
+        raise ValueError(
+            tr("maps must have shape (R, C, T, T), got {shape}.", shape=tuple(maps.shape))
+        )
     n_rows, n_cols, n_tokens, _ = maps.shape
     if len(tokens) != n_rows or any(len(t) != n_tokens for t in tokens):
-        raise ValueError(f"tokens must be {n_rows} lists of {n_tokens} labels, got {tokens!r}.")
+        raise ValueError(
+            tr(
+                "tokens must be {n_rows} lists of {n_tokens} labels, got {tokens!r}.",
+                n_rows=n_rows,
+                n_tokens=n_tokens,
+                tokens=tokens,
+            )
+        )
     if len(row_titles) != n_rows or len(col_titles) != n_cols:
         raise ValueError(
-            f"need {n_rows} row titles and {n_cols} column titles, "
-            f"got {len(row_titles)} and {len(col_titles)}."
+            tr(
+                "need {n_rows} row titles and {n_cols} column titles, got {rows} and {cols}.",
+                n_rows=n_rows,
+                n_cols=n_cols,
+                rows=len(row_titles),
+                cols=len(col_titles),
+            )
         )
     fig = new_figure(0.4 + 2.7 * n_cols, 0.5 + 2.5 * n_rows)
     axes = fig.subplots(n_rows, n_cols, squeeze=False)
@@ -154,12 +175,12 @@ def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
         if r == 0:
             ax.set_title(col_titles[c], fontsize=10)
         if c == 0:
-            ax.set_ylabel(f"{row_titles[r]}\nquery", fontsize=9)
+            ax.set_ylabel(f"{row_titles[r]}\n{_('query')}", fontsize=9)
         if r == n_rows - 1:
-            ax.set_xlabel("key", fontsize=9)
+            ax.set_xlabel(_("key"), fontsize=9)
         if annotate and n_tokens <= 8:
             _write_weights(ax, weights, fontsize=7)
-    fig.colorbar(image, ax=axes, shrink=0.6, ticks=[0, 0.5, 1], label="attention weight")
+    fig.colorbar(image, ax=axes, shrink=0.6, ticks=[0, 0.5, 1], label=_("attention weight"))
     return fig
 
 
@@ -171,14 +192,20 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
     words = tuple(sentence.split())
     orders = list(itertools.permutations(range(len(words))))
     if len(orders) > 24:
-        raise ValueError(f"order_dashboard takes at most 4 words, got {len(words)}: {sentence!r}.")
+        raise ValueError(
+            tr(
+                "order_dashboard takes at most 4 words, got {n}: {sentence!r}.",
+                n=len(words),
+                sentence=sentence,
+            )
+        )
     style = {"description_width": "initial"}
     controls = {
         "order": dropdown(  # reversed at first: the still image then shows a real reordering
-            "word order", [(" ".join(words[i] for i in o), o) for o in orders], orders[-1]
+            _("word order"), [(" ".join(words[i] for i in o), o) for o in orders], orders[-1]
         ),
         "positions": W.Checkbox(
-            value=False, description="add position vectors", indent=False, layout=AUTO_WIDTH
+            value=False, description=_("add position vectors"), indent=False, layout=AUTO_WIDTH
         ),
         # A log scale from 0.01 to 10**0.5 = 3.16 in quarter decades: it reaches every strength
         # the lecture measures (0.01, 0.1, 1), and the small ones are not crowded into one end.
@@ -188,12 +215,12 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
             min=-2,
             max=0.5,
             step=0.25,
-            description="position strength",
+            description=_("position strength"),
             style=style,
             disabled=True,
         ),
         "causal": W.Checkbox(
-            value=False, description="causal mask", indent=False, layout=AUTO_WIDTH
+            value=False, description=_("causal mask"), indent=False, layout=AUTO_WIDTH
         ),
     }
     # The strength slider only means something with positions on: grey it out otherwise.
@@ -204,14 +231,24 @@ def order_dashboard(sentence: str = "dog bites man") -> Dashboard:
 
     def readout(result):
         verdict = (
-            "the outputs only moved with their words: attention cannot tell the order"
+            _("the outputs only moved with their words: attention cannot tell the order")
             if result.max_deviation < 1e-5
-            else "the outputs changed: the model can tell the orders apart"
+            else _("the outputs changed: the model can tell the orders apart")
         )
-        return (
-            f"largest |Attn(PX) &minus; P&middot;Attn(X)|: <b>{bound(result.max_deviation)}</b>; "
-            f"sentence vector (mean of outputs) changed by <b>{bound(result.pooled_gap)}</b> "
-            f"&rarr; {verdict}"
+        return tr(
+            "largest |Attn(PX) &minus; P&middot;Attn(X)|: <b>{deviation}</b>; "
+            "sentence vector (mean of outputs) changed by <b>{pooled}</b> "
+            "&rarr; {verdict}",
+            deviation=bound(result.max_deviation),
+            pooled=bound(result.pooled_gap),
+            verdict=verdict,
         )
 
-    return Dashboard(f'Reorder "{sentence}"', controls, compute, OrderPlot, readout, (9.6, 3.0))
+    return Dashboard(
+        tr('Reorder "{sentence}"', sentence=sentence),
+        controls,
+        compute,
+        OrderPlot,
+        readout,
+        (9.6, 3.0),
+    )

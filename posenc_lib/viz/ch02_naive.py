@@ -10,11 +10,19 @@ from matplotlib.ticker import MaxNLocator
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch02_naive import TABLES, table_view
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard, dropdown
 from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
 
 # Chapter 2: colour limits per table, fixed so that switching tables never rescales by surprise.
 TABLE_COLOUR_LIMITS = {"integer": 255.0, "normalized": 1.0, "binary": 1.0, "sinusoidal": 1.0}
+# The tables' names as a figure shows them (the keys of TABLES), translated when drawn.
+TABLE_NAMES = {
+    "integer": N_("integer"),
+    "normalized": N_("normalized"),
+    "binary": N_("binary"),
+    "sinusoidal": N_("sinusoidal"),
+}
 
 
 class TablePlot:
@@ -49,10 +57,10 @@ class TablePlot:
         )
         self._limit = 1.0
         self.marker = ax_map.axvline(view.position, color="black", linewidth=1.5)
-        ax_map.set(xlabel="position t", ylabel="dimension", yticks=[0, d_model - 1])
+        ax_map.set(xlabel=_("position t"), ylabel=_("dimension"), yticks=[0, d_model - 1])
         (self.steps,) = ax_step.plot([], [], color="tab:blue", linewidth=1.2)
         (self.dot,) = ax_step.plot([], [], "o", color="black", markersize=5)
-        ax_step.set(xlabel="t", title="step ||PE(t+1) - PE(t)||", ylim=(0, distance_limit))
+        ax_step.set(xlabel="t", title=_("step ||PE(t+1) - PE(t)||"), ylim=(0, distance_limit))
         ax_step.set_yticks([0, round(distance_limit / 2, 1), round(distance_limit, 1)])
         for ax in self.axes:  # few tick labels: each costs about 1 ms of every redraw
             ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
@@ -75,7 +83,15 @@ class TablePlot:
             ax_map.set_xlim(-0.5, n_pos - 0.5)
             ax_step.set_xlim(-0.5, max(n_pos - 1.5, 0.5))
         if (view.name, n_pos, d_model) != (self._name, *(self._shape or (None, None))):
-            ax_map.set_title(f"{view.name} table, T = {n_pos}, D = {d_model}")
+            name = _(TABLE_NAMES.get(view.name, view.name))
+            ax_map.set_title(
+                tr(
+                    "{name} table, T = {n_pos}, D = {d_model}",
+                    name=name,
+                    n_pos=n_pos,
+                    d_model=d_model,
+                )
+            )
         self._shape, self._name = (n_pos, d_model), view.name
         self.marker.set_xdata([view.position, view.position])
         distances = to_numpy(view.distances)
@@ -86,7 +102,10 @@ class TablePlot:
             self.dot.set_data([], [])
 
 
-def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title="a learned table"):
+A_LEARNED_TABLE = N_("a learned table")  # similarity_map's default title
+
+
+def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title=A_LEARNED_TABLE):
     """Chapter 2: how alike a table's positions are, every pair (left) and by offset (right).
 
     cosines: (T, T), cos(P_s, P_t), or a block-averaged (T/b, T/b) copy (a lighter picture; the
@@ -103,8 +122,8 @@ def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title="a learned tab
         cosines, cmap=steps, vmin=-1, vmax=1, extent=(0, n, n, 0), interpolation="nearest"
     )
     fig.colorbar(image, ax=ax_map, ticks=[-1, 0, 1], shrink=0.85)
-    ax_map.set(xlabel="position t", ylabel="position s")
-    ax_map.set_title(f"cos(P_s, P_t), {title}", fontsize=points(10))
+    ax_map.set(xlabel=_("position t"), ylabel=_("position s"))
+    ax_map.set_title(tr("cos(P_s, P_t), {title}", title=_(title)), fontsize=points(10))
     offsets = range(1, n)
     ax_curve.plot(offsets, curve[1:], linewidth=1, color="tab:blue")
     ax_curve.axhline(0, color="gray", linewidth=0.8)
@@ -115,9 +134,9 @@ def similarity_map(cosines, curve, marks=(1, 10, 100, 300), title="a learned tab
             fontsize=points(8), color="tab:red",
             arrowprops={"arrowstyle": "-", "color": "tab:red", "linewidth": 0.5, "alpha": 0.6},
         )  # fmt: skip
-    ax_curve.set(xscale="log", xlim=(1, n - 1), ylim=(-0.6, 1.05), xlabel="offset k (log scale)")
-    ax_curve.set_ylabel("mean over t of cos(P_t, P_t+k)", fontsize=points(9))
-    ax_curve.set_title("similarity by offset", fontsize=points(10))
+    ax_curve.set(xscale="log", xlim=(1, n - 1), ylim=(-0.6, 1.05), xlabel=_("offset k (log scale)"))
+    ax_curve.set_ylabel(_("mean over t of cos(P_t, P_t+k)"), fontsize=points(9))
+    ax_curve.set_title(_("similarity by offset"), fontsize=points(10))
     return fig
 
 
@@ -140,17 +159,22 @@ def component_waves(scores, pairs, start: int = 1, turns: float = 4.0):
         ax.plot(t, scores[start:stop, pair.second], linewidth=1, label=f"PC {pair.second + 1}")
         ax.axhline(0, color="gray", linewidth=0.6)
         ax.set_title(
-            f"PC {pair.first + 1} and PC {pair.second + 1}: period {pair.period:.1f}",
+            tr(
+                "PC {first} and PC {second}: period {period:.1f}",
+                first=pair.first + 1,
+                second=pair.second + 1,
+                period=pair.period,
+            ),
             fontsize=points(9),
         )
         ax.legend(fontsize=points(7), loc="upper right", ncol=2, handlelength=1)
         ax.yaxis.set_major_locator(MaxNLocator(3))
     for ax in axes[::2]:
-        ax.set_ylabel("component score", fontsize=points(8))
+        ax.set_ylabel(_("component score"), fontsize=points(8))
     for ax in axes[len(pairs) :]:
         ax.set_visible(False)
     for ax in axes[-2:]:
-        ax.set_xlabel("position t")
+        ax.set_xlabel(_("position t"))
     return fig
 
 
@@ -166,22 +190,27 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
     if max_positions < 4:
         raise ValueError(f"max_positions must be at least 4, got {max_positions}.")
     style = {"description_width": "initial"}
-    labels = {"integer": "integer t", "normalized": "normalized t/(T-1)", "binary": "binary bits"}
-    labels["sinusoidal"] = "sinusoidal (chapter 3)"
+    labels = {
+        "integer": N_("integer t"),
+        "normalized": N_("normalized t/(T-1)"),
+        "binary": N_("binary bits"),
+    }
+    labels["sinusoidal"] = N_("sinusoidal (chapter 3)")
+    options = [(_(labels.get(name, name)), name) for name in TABLES]
     controls = {
-        "name": dropdown("table", [(labels.get(name, name), name) for name in TABLES], "binary"),
+        "name": dropdown(_("table"), options, "binary"),
         "n_positions": W.IntSlider(
             value=min(64, max_positions),
             min=4,
             max=max_positions,
-            description="sequence length T",
+            description=_("sequence length T"),
             style=style,
         ),
         "position": W.IntSlider(
             value=min(31, max_positions - 1),
             min=0,
             max=max_positions - 1,
-            description="position t",
+            description=_("position t"),
             style=style,
         ),
     }
@@ -192,14 +221,26 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
     def readout(view):
         steps = view.distances.tolist()  # (T-1,): step t is ||PE_t+1 - PE_t||, the right panel
         longest = max(range(len(steps)), key=steps.__getitem__)
-        clamped = f" (slider past the end: showing t = {view.position})" if view.clamped else ""
-        return (
-            f"max |value| = <b>{view.max_abs:.3g}</b>; neighbour step "
-            f"||PE(t+1) &minus; PE(t)|| (right panel): shortest "
-            f"<b>{min(steps):.3g}</b>, longest <b>{steps[longest]:.3g}</b> (t = {longest} &rarr; "
-            f"{longest + 1}, the panel's peak), longest / shortest "
-            f"<b>{steps[longest] / max(min(steps), 1e-12):.3g}</b>; "
-            f"||PE(3) &minus; PE(2)|| = <b>{steps[2]:.3g}</b>{clamped}"
+        clamped = (
+            tr(" (slider past the end: showing t = {position})", position=view.position)
+            if view.clamped
+            else ""
+        )
+        return tr(
+            "max |value| = <b>{max_abs:.3g}</b>; neighbour step "
+            "||PE(t+1) &minus; PE(t)|| (right panel): shortest "
+            "<b>{shortest:.3g}</b>, longest <b>{longest_step:.3g}</b> (t = {longest} &rarr; "
+            "{next}, the panel's peak), longest / shortest "
+            "<b>{ratio:.3g}</b>; "
+            "||PE(3) &minus; PE(2)|| = <b>{step_2:.3g}</b>{clamped}",
+            max_abs=view.max_abs,
+            shortest=min(steps),
+            longest_step=steps[longest],
+            longest=longest,
+            next=longest + 1,
+            ratio=steps[longest] / max(min(steps), 1e-12),
+            step_2=steps[2],
+            clamped=clamped,
         )
 
     def make_plot(view, fig):
@@ -207,7 +248,7 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
         return TablePlot(view, fig, 1.06 * d_model**0.5, limits)
 
     return Dashboard(
-        "Naive position tables: values and neighbour steps",
+        _("Naive position tables: values and neighbour steps"),
         controls,
         compute,
         make_plot,
@@ -228,12 +269,12 @@ def norm_growth(integer, normalized, binary, words):
     n_positions = len(words)
     fig = new_figure(6.4, 2.6)
     ax = fig.subplots()
-    ax.plot(to_numpy(integer), label="integer")
-    ax.plot(to_numpy(normalized), label=f"normalized (T = {n_positions})")
-    ax.plot(to_numpy(binary), label="binary", linewidth=0.8)
-    ax.plot(to_numpy(words), color="gray", linewidth=0.8, label="word vectors")
-    ax.set(yscale="log", ylim=(0.1, 1e7), xlabel="position t", ylabel="||PE_t|| (log scale)")
-    ax.set_title("how long is each position vector?")
+    ax.plot(to_numpy(integer), label=_("integer"))
+    ax.plot(to_numpy(normalized), label=tr("normalized (T = {n})", n=n_positions))
+    ax.plot(to_numpy(binary), label=_("binary"), linewidth=0.8)
+    ax.plot(to_numpy(words), color="gray", linewidth=0.8, label=_("word vectors"))
+    ax.set(yscale="log", ylim=(0.1, 1e7), xlabel=_("position t"), ylabel=_("||PE_t|| (log scale)"))
+    ax.set_title(_("how long is each position vector?"))
     ax.legend(fontsize=8, ncol=4, loc="upper center")
     return fig
 
@@ -252,12 +293,15 @@ def normalized_gaps(codes):
         ax.plot(values[2:4], [row, row], "|-", color="tab:red", markersize=16, linewidth=3)
         gap = float(values[3] - values[2])
         ax.annotate(
-            f"gap {gap:.3g}", (float(values[3]), row), xytext=(8, 6), textcoords="offset points"
+            tr("gap {gap:.3g}", gap=gap),
+            (float(values[3]), row),
+            xytext=(8, 6),
+            textcoords="offset points",
         )
-    labels = [f"{n_tokens} tokens" for n_tokens in codes]
+    labels = [tr("{n} tokens", n=n_tokens) for n_tokens in codes]
     ax.set(yticks=range(len(codes)), yticklabels=labels, ylim=(-0.6, len(codes) - 0.4))
-    ax.set(xlim=(-0.02, 1.02), xlabel="normalized code t / (T - 1)")
-    ax.set(title="tokens 2 and 3 (red) in two sentences")
+    ax.set(xlim=(-0.02, 1.02), xlabel=_("normalized code t / (T - 1)"))
+    ax.set(title=_("tokens 2 and 3 (red) in two sentences"))
     return fig
 
 
@@ -272,11 +316,13 @@ def binary_distances(bits, hamming, euclid):
     ax_map.imshow(
         to_numpy(bits[:32].T), cmap="Blues", aspect="auto", interpolation="nearest", origin="lower"
     )
-    ax_map.set(xlabel="position t", ylabel="bit j", title="binary table, first 32 positions")
-    ax_step.plot(to_numpy(hamming), label="Hamming (bits flipped)", linewidth=0.9)
-    ax_step.plot(to_numpy(euclid), label="Euclidean", linewidth=0.9)
-    title = f"neighbour distances, T = {len(bits)}"
-    ax_step.set(xlabel="t", ylabel="distance, t to t + 1", title=title)
+    ax_map.set(
+        xlabel=_("position t"), ylabel=_("bit j"), title=_("binary table, first 32 positions")
+    )
+    ax_step.plot(to_numpy(hamming), label=_("Hamming (bits flipped)"), linewidth=0.9)
+    ax_step.plot(to_numpy(euclid), label=_("Euclidean"), linewidth=0.9)
+    title = tr("neighbour distances, T = {n}", n=len(bits))
+    ax_step.set(xlabel="t", ylabel=_("distance, t to t + 1"), title=title)
     ax_step.legend(fontsize=8)
     return fig
 
@@ -293,7 +339,9 @@ def flip_rates_and_waves(rates, bits, smooth):
     ax_rate, ax_wave = fig.subplots(1, 2, width_ratios=[1, 1.6])
     ax_rate.bar(range(n_bits), to_numpy(rates), color="tab:blue")
     ax_rate.plot(range(n_bits), [1 / 2**k for k in range(n_bits)], "k.", label="1 / 2^j")
-    ax_rate.set(yscale="log", xlabel="bit j", ylabel="flips per step", title="flip rate per bit")
+    ax_rate.set(
+        yscale="log", xlabel=_("bit j"), ylabel=_("flips per step"), title=_("flip rate per bit")
+    )
     ax_rate.legend(fontsize=8)
     bits, smooth = to_numpy(bits), to_numpy(smooth)
     for k, colour in zip(range(4), ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=True):
@@ -301,9 +349,9 @@ def flip_rates_and_waves(rates, bits, smooth):
         ax_wave.plot(
             range(32), smooth[:32, k] + 1.3 * k, color=colour, linestyle=":", linewidth=1.5
         )
-    ax_wave.set(xlabel="position t", yticks=[0.5 + 1.3 * k for k in range(4)])
-    ax_wave.set_yticklabels([f"bit {k}" for k in range(4)])
-    ax_wave.set_title("bits 0-3 (steps) and their smoothed waves (dotted)")
+    ax_wave.set(xlabel=_("position t"), yticks=[0.5 + 1.3 * k for k in range(4)])
+    ax_wave.set_yticklabels([tr("bit {k}", k=k) for k in range(4)])
+    ax_wave.set_title(_("bits 0-3 (steps) and their smoothed waves (dotted)"))
     return fig
 
 
@@ -317,8 +365,8 @@ def row_similarity(cosines, row: int):
     for label, values in cosines.items():
         ax.plot(to_numpy(values), label=label)
     ax.axhline(0, color="gray", linewidth=0.8)
-    ax.set(xlabel="position s", ylabel=f"cos(PE_{row}, PE_s)", ylim=(-0.5, 1.05))
-    ax.set_title(f"how much does each row resemble row {row}?")
+    ax.set(xlabel=_("position s"), ylabel=f"cos(PE_{row}, PE_s)", ylim=(-0.5, 1.05))
+    ax.set_title(tr("how much does each row resemble row {row}?", row=row))
     ax.legend(fontsize=8, loc="upper right")
     return fig
 
@@ -339,7 +387,7 @@ def decay_curves(curves, marks=(1, 10, 100)):
     for k in marks:
         ax.axvline(k, color="gray", linestyle=":", linewidth=0.8)
     ax.axhline(0, color="gray", linewidth=0.8)
-    ax.set(xscale="log", xlabel="offset k (log scale)", ylabel="mean cos(PE_t, PE_t+k)")
-    ax.set(ylim=(-0.5, 1.05), title="does a position's likeness fade with distance?")
+    ax.set(xscale="log", xlabel=_("offset k (log scale)"), ylabel=_("mean cos(PE_t, PE_t+k)"))
+    ax.set(ylim=(-0.5, 1.05), title=_("does a position's likeness fade with distance?"))
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     return fig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from matplotlib.ticker import NullFormatter
 
+from posenc_lib.i18n import _
 from posenc_lib.viz.figures import new_figure, points
 
 
@@ -21,19 +22,19 @@ def cross_terms_fade(cross, random_cosine, trained=None):
     ax = fig.subplots()
     widths = list(cross.widths)
     ax.plot(widths, list(cross.word_position_cosine), "o-", markersize=4,
-            label="|cos(word, position)|")  # fmt: skip
+            label=_("|cos(word, position)|"))  # fmt: skip
     # drawn after (on top of) the word-position line, which it all but covers
-    ax.plot(widths, list(random_cosine), ":", color="black", label="random directions: E|cos|")
+    ax.plot(widths, list(random_cosine), ":", color="black", label=_("random directions: E|cos|"))
     ax.plot(widths, list(cross.cosine_gap), "s-", markersize=4,
-            label="|cos(sums) - cos(concatenations)|")  # fmt: skip
+            label=_("|cos(sums) - cos(concatenations)|"))  # fmt: skip
     if trained is not None:
         d, value, label = trained
         ax.plot([d], [value], "*", color="black", markersize=10, label=label)
-    ax.set(xscale="log", yscale="log", xlabel="width D", ylabel="mean over pairs")
+    ax.set(xscale="log", yscale="log", xlabel=_("width D"), ylabel=_("mean over pairs"))
     ax.set_xticks(widths, [str(d) for d in widths])
     ax.set_yticks([0.02, 0.05, 0.1, 0.2], ["0.02", "0.05", "0.1", "0.2"])
     ax.yaxis.set_minor_formatter(NullFormatter())  # only the labels above
-    ax.set_title("cross terms fade like 1 / sqrt(D): adding comes close to concatenating",
+    ax.set_title(_("cross terms fade like 1 / sqrt(D): adding comes close to concatenating"),
                  fontsize=points(10))  # fmt: skip
     ax.legend(fontsize=points(8))
     return fig

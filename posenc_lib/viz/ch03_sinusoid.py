@@ -8,6 +8,7 @@ import ipywidgets as W
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch03_sinusoid import sinusoid_view
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard
 from posenc_lib.viz.figures import DIVERGING, heading, new_figure, points, to_numpy
 
@@ -50,7 +51,7 @@ class SinusoidPlot:
         self.shifted = ax_map.axvline(view.position, color="black", linewidth=1, linestyle="--")
         ax_map.set(xlim=(-0.5, n_pos - 0.5), xticks=[0, n_pos - 1])
         ax_map.set(ylim=(max_dims - 0.5, -0.5), yticks=[0, max_dims // 2, max_dims - 1])
-        heading(ax_map, "PE table: position t (solid), t + k (dashed); dimension down")
+        heading(ax_map, _("PE table: position t (solid), t + k (dashed); dimension down"))
         ax_vec.axvline(0, color="gray", linewidth=0.8)
         (self.vector,) = ax_vec.plot([], [], linestyle="none", marker="o", markersize=2.5)
         ax_vec.set(xlim=(-1.1, 1.1), ylim=(max_dims - 0.5, -0.5), xticks=[-1, 1], yticks=[])
@@ -61,14 +62,14 @@ class SinusoidPlot:
         limit = int(view.offsets.abs().max())
         ax_dot.set(xlim=(-limit, limit), xticks=[-limit, 0, limit])
         ax_dot.set(ylim=(-1.05, 1.05), yticks=[0, 1])
-        heading(ax_dot, "<PE_t, PE_t+k> / (D/2) against offset k")
+        heading(ax_dot, _("<PE_t, PE_t+k> / (D/2) against offset k"))
         # log10 of the wavelength on a linear axis, labelled in tokens: a log-scaled axis would
         # cost its transform and tick search on every redraw.
         (self.ladder,) = ax_ladder.plot([], [], "o", color="tab:purple", markersize=3)
         ax_ladder.axhline(math.log10(n_pos), color="gray", linewidth=0.8, linestyle=":")
         ax_ladder.set(xlim=(-1, max_dims // 2), ylim=(0, math.log10(max_wavelength)), xticks=[])
         ax_ladder.set_yticks([1, 3, 5], labels=["10", "1000", "100000"])
-        heading(ax_ladder, "wavelength of each pair i (dotted: T)")
+        heading(ax_ladder, _("wavelength of each pair i (dotted: T)"))
         self.update(view)
 
     def update(self, view) -> None:
@@ -112,17 +113,25 @@ def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float
         for ax in (ax_l, ax_r):
             ax.legend(fontsize=points(7), loc="upper right", ncol=2, handlelength=1)
         ax_l.set_title(
-            f"MiniLM PC {pair.first + 1}, {pair.second + 1}: period {pair.period:.1f}",
+            tr(
+                "MiniLM PC {first}, {second}: period {period:.1f}",
+                first=pair.first + 1,
+                second=pair.second + 1,
+                period=pair.period,
+            ),
             fontsize=points(9),
         )
-        ax_r.set_title(f"sinusoidal pair {i}: wavelength {wavelength:.1f}", fontsize=points(9))
+        ax_r.set_title(
+            tr("sinusoidal pair {i}: wavelength {wavelength:.1f}", i=i, wavelength=wavelength),
+            fontsize=points(9),
+        )
         for ax in (ax_l, ax_r):
             ax.set_yticks([])
             ax.set_xlim(1, stop - 1)
-            ax.set_ylabel("scaled", fontsize=points(8))
-    axes[0, 0].set_ylabel("scaled (RMS 1)", fontsize=points(8))
+            ax.set_ylabel(_("scaled"), fontsize=points(8))
+    axes[0, 0].set_ylabel(_("scaled (RMS 1)"), fontsize=points(8))
     for ax in axes[-1]:
-        ax.set_xlabel("position t")
+        ax.set_xlabel(_("position t"))
     return fig
 
 
@@ -155,9 +164,11 @@ def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard
             value=64, min=8, max=128, step=8, description="d_model", style=style
         ),
         "position": W.IntSlider(
-            value=20, min=0, max=n_positions - 1, description="position t", style=style
+            value=20, min=0, max=n_positions - 1, description=_("position t"), style=style
         ),
-        "offset": W.IntSlider(value=8, min=-reach, max=reach, description="offset k", style=style),
+        "offset": W.IntSlider(
+            value=8, min=-reach, max=reach, description=_("offset k"), style=style
+        ),
     }
 
     def compute(base, d_model, position, offset):
@@ -167,21 +178,31 @@ def sinusoid_dashboard(n_positions: int = 128, horizon: int = 4096) -> Dashboard
     def readout(view):
         d, confusion = view.table.shape[1], view.confusion
         verdict = (
-            f"first confusion at k = <b>{confusion.first_offset}</b>"
+            tr("first confusion at k = <b>{k}</b>", k=confusion.first_offset)
             if confusion.first_offset is not None
-            else "none confused"
+            else _("none confused")
         )
-        return (
-            f"D = {d}: longest wavelength <b>{float(view.wavelengths[-1]):,.0f}</b> "
-            f"(not 2&pi;&middot;base = {2 * math.pi * view.base:,.0f}); "
-            f"&lang;PE<sub>t</sub>, PE<sub>t+k</sub>&rang; = <b>{view.dot:.2f}</b> of D/2 = "
-            f"{d // 2} at k = {view.offset}, for every t; positions 0..{view.horizon - 1}: "
-            f"closest non-neighbour dist(k)/dist(1) = <b>{confusion.margin:.2f}</b> "
-            f"(k = {confusion.closest_offset}), {verdict}"
+        return tr(
+            "D = {d}: longest wavelength <b>{longest:,.0f}</b> "
+            "(not 2&pi;&middot;base = {popular:,.0f}); "
+            "&lang;PE<sub>t</sub>, PE<sub>t+k</sub>&rang; = <b>{dot:.2f}</b> of D/2 = "
+            "{half} at k = {offset}, for every t; positions 0..{last}: "
+            "closest non-neighbour dist(k)/dist(1) = <b>{margin:.2f}</b> "
+            "(k = {closest}), {verdict}",
+            d=d,
+            longest=float(view.wavelengths[-1]),
+            popular=2 * math.pi * view.base,
+            dot=view.dot,
+            half=d // 2,
+            offset=view.offset,
+            last=view.horizon - 1,
+            margin=confusion.margin,
+            closest=confusion.closest_offset,
+            verdict=verdict,
         )
 
     return Dashboard(
-        "Sinusoidal encoding: base, width, position and offset",
+        N_("Sinusoidal encoding: base, width, position and offset"),
         controls,
         compute,
         SinusoidPlot,
@@ -207,12 +228,12 @@ def bits_and_pairs(bits, t_fine, waves, pairs):
         ax_bits.step(range(33), bits[:33, j] + 1.5 * j, where="post", color="black", linewidth=1)
         ax_bits.plot(t_fine, to_numpy(wave) + 1.5 * j, color="tab:red", linewidth=1)
     rows = range(len(waves))
-    ax_bits.set_yticks([1.5 * j + 0.5 for j in rows], labels=[f"bit {j}" for j in rows])
-    ax_bits.set(xlabel="position t", title="bits (black) and their smooth waves (red)")
+    ax_bits.set_yticks([1.5 * j + 0.5 for j in rows], labels=[tr("bit {j}", j=j) for j in rows])
+    ax_bits.set(xlabel=_("position t"), title=_("bits (black) and their smooth waves (red)"))
     image = ax_map.imshow(to_numpy(pairs[:48].T), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
     fig.colorbar(image, ax=ax_map, ticks=[-1, 0, 1])
-    ax_map.set(xlabel="position t", ylabel="dimension (pair j: rows 2j, 2j + 1)")
-    ax_map.set_title("(sin, cos) pairs with the bits' periods 2, 4, ..., 256", fontsize=10)
+    ax_map.set(xlabel=_("position t"), ylabel=_("dimension (pair j: rows 2j, 2j + 1)"))
+    ax_map.set_title(_("(sin, cos) pairs with the bits' periods 2, 4, ..., 256"), fontsize=10)
     return fig
 
 
@@ -227,7 +248,11 @@ def shift_and_turn(matrix, pair, shift: int, pair_name: str):
     ax_m, ax_circle = fig.subplots(1, 2, width_ratios=[1.2, 1])
     image = ax_m.imshow(to_numpy(matrix), cmap=DIVERGING, vmin=-1, vmax=1)
     fig.colorbar(image, ax=ax_m, ticks=[-1, 0, 1])
-    ax_m.set(title=f"M_{shift} for D = {len(matrix)} (base 10000)", xlabel="column", ylabel="row")
+    ax_m.set(
+        title=tr("M_{shift} for D = {d} (base 10000)", shift=shift, d=len(matrix)),
+        xlabel=_("column"),
+        ylabel=_("row"),
+    )
     pair = to_numpy(pair)  # (T, 2)
     ax_circle.plot(pair[:, 0], pair[:, 1], "o", color="tab:blue", markersize=3)
     for start in (0, 6, 13):
@@ -255,10 +280,15 @@ def closest_by_range(ratios, n_ranges: int):
     for ax, d in zip(axes, widths, strict=True):
         for (width, base), (centres, values) in ratios.items():
             if width == d:
-                ax.plot(to_numpy(centres), to_numpy(values), linewidth=1.2, label=f"base {base:g}")
+                ax.plot(
+                    to_numpy(centres),
+                    to_numpy(values),
+                    linewidth=1.2,
+                    label=tr("base {base:g}", base=base),
+                )
         ax.axhline(1, color="black", linestyle="--", linewidth=0.8)
-        ax.set(xscale="log", xlabel=f"offset k ({n_ranges} ranges)")
-        ax.set_title(f"smallest dist(k) / dist(1) per range, D = {d}", fontsize=10)
+        ax.set(xscale="log", xlabel=tr("offset k ({n} ranges)", n=n_ranges))
+        ax.set_title(tr("smallest dist(k) / dist(1) per range, D = {d}", d=d), fontsize=10)
     axes[0].legend(fontsize=8, loc="upper right")
     return fig
 
@@ -272,12 +302,14 @@ def similarity_by_range(curves, d_model: int):
     fig = new_figure(6.4, 2.4)
     ax = fig.subplots()
     for base, (centres, values) in curves.items():
-        ax.plot(to_numpy(centres), to_numpy(values), linewidth=1.2, label=f"base {base:g}")
+        ax.plot(
+            to_numpy(centres), to_numpy(values), linewidth=1.2, label=tr("base {base:g}", base=base)
+        )
     ax.axhline(0, color="gray", linewidth=0.8)
     for base in curves:
         ax.axvline(base, color="gray", linestyle=":", linewidth=0.8)
-    ax.set(xscale="log", xlabel="offset k (dotted: k = base)", ylabel="mean similarity")
-    title = f"<PE_t, PE_t+k> / (D/2), averaged per range of k, D = {d_model}"
+    ax.set(xscale="log", xlabel=_("offset k (dotted: k = base)"), ylabel=_("mean similarity"))
+    title = tr("<PE_t, PE_t+k> / (D/2), averaged per range of k, D = {d}", d=d_model)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     return fig
@@ -296,7 +328,10 @@ def similarity_by_offset(offsets, curves, base: float = 10000):
     for ax, (d, curve) in zip(axes, curves.items(), strict=True):
         ax.plot(offsets, to_numpy(curve), linewidth=1)
         ax.axhline(0, color="gray", linewidth=0.8)
-        ax.set(xlabel="offset k", title=f"<PE_t, PE_t+k> / (D/2), D = {d}, base {base:g}")
+        ax.set(
+            xlabel=_("offset k"),
+            title=tr("<PE_t, PE_t+k> / (D/2), D = {d}, base {base:g}", d=d, base=base),
+        )
     return fig
 
 
@@ -312,9 +347,14 @@ def variance_by_dimension(variance, n_positions: int, base: float = 10000):
     colours = ["tab:blue" if i % 2 == 0 else "tab:orange" for i in range(d_model)]
     ax.bar(range(d_model), to_numpy(variance), color=colours)
     ax.axhline(0.5, color="gray", linestyle="--", linewidth=0.8)
-    ax.set(xlabel="dimension (blue sin, orange cos)", ylabel="variance over t")
+    ax.set(xlabel=_("dimension (blue sin, orange cos)"), ylabel=_("variance over t"))
     ax.set_title(
-        f"which dimensions move over {n_positions} positions (base {base:g}, D = {d_model})",
+        tr(
+            "which dimensions move over {n} positions (base {base:g}, D = {d})",
+            n=n_positions,
+            base=base,
+            d=d_model,
+        ),
         fontsize=points(10),
     )
     return fig

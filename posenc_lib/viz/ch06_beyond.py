@@ -3,6 +3,7 @@ the signal, and 2-D RoPE on a grid of patches (measurements in ``analysis.ch06_b
 
 from __future__ import annotations
 
+from posenc_lib.i18n import _, tr
 from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
 
 
@@ -16,8 +17,13 @@ def shift_changes(shifts, changes):
     ax = fig.subplots()
     for name, values in changes.items():
         ax.plot(list(shifts), [max(float(v), 1e-16) for v in values], "o-", label=name)
-    ax.set(xscale="log", yscale="log", xlabel="shift of every position", ylabel="largest change")
-    ax.set_title("what moving the whole text changes", fontsize=points(10))
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel=_("shift of every position"),
+        ylabel=_("largest change"),
+    )
+    ax.set_title(_("what moving the whole text changes"), fontsize=points(10))
     ax.legend(fontsize=points(8))
     return fig
 
@@ -32,15 +38,20 @@ def wavelength_vs_base(bases, wavelengths, models):
     fig = new_figure(5.6, 3.2)
     ax = fig.subplots()
     ax.plot(
-        to_numpy(bases), to_numpy(wavelengths), color="black", label="slowest wavelength, D = 128"
+        to_numpy(bases),
+        to_numpy(wavelengths),
+        color="black",
+        label=_("slowest wavelength, D = 128"),
     )
-    ax.plot(to_numpy(bases), to_numpy(bases), color="gray", linestyle="--", label="context = base")
+    ax.plot(
+        to_numpy(bases), to_numpy(bases), color="gray", linestyle="--", label=_("context = base")
+    )
     for name, (base, context) in models.items():
         ax.plot([base], [context], "o")
         ax.annotate(
             name, (base, context), fontsize=points(7), xytext=(4, -3), textcoords="offset points"
         )
-    ax.set(xscale="log", yscale="log", xlabel="base (rope_theta)", ylabel="positions")
+    ax.set(xscale="log", yscale="log", xlabel=_("base (rope_theta)"), ylabel=_("positions"))
     ax.legend(fontsize=points(8), loc="upper left")
     return fig
 
@@ -52,15 +63,17 @@ def lag_curves(recurrence, profiles, period):
     period: drawn as dotted lines at its multiples. Returns the figure.
     """
     if not period > 0:
-        raise ValueError(f"period must be a positive number of positions, got {period!r}.")
+        raise ValueError(
+            tr("period must be a positive number of positions, got {period!r}.", period=period)
+        )
     fig = new_figure(6.0, 3.4)
     top, bottom = fig.subplots(2, 1, sharex=True)
     lags = list(range(1, len(recurrence) + 1))
     top.bar(lags, to_numpy(recurrence), color="tab:gray")
-    top.set(ylabel="A at t and t - lag")
+    top.set(ylabel=_("A at t and t - lag"))
     for name, score in profiles.items():
         bottom.plot(lags, to_numpy(score), label=name)
-    bottom.set(xlabel="lag (positions)", ylabel="score of two A's")
+    bottom.set(xlabel=_("lag (positions)"), ylabel=_("score of two A's"))
     bottom.legend(fontsize=points(8), loc="lower left")
     turn = period
     while turn < len(recurrence) + 1:
@@ -80,7 +93,7 @@ def grid_score_maps(maps):
     for ax, (title, scores) in zip(axes, maps.items(), strict=True):
         limit = float(scores.abs().max())
         image = ax.imshow(to_numpy(scores), cmap=DIVERGING, vmin=-limit, vmax=limit)
-        ax.set(xlabel="key column", ylabel="key row")
+        ax.set(xlabel=_("key column"), ylabel=_("key row"))
         ax.set_title(title, fontsize=points(9))
         fig.colorbar(image, ax=ax, shrink=0.8)
     return fig

@@ -10,6 +10,7 @@ from matplotlib.ticker import MaxNLocator
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch06_rope import random_query_key, rotation_view, score_bound
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard
 from posenc_lib.viz.figures import new_figure, points, to_numpy
 
@@ -43,16 +44,16 @@ class RopePlot:
         if limit is None:
             limit = float(view.curve.abs().max()) * 1.1 + 1e-9
         ax_score.axhline(0, color="gray", linewidth=0.8)
-        (self.curve,) = ax_score.plot([], [], color="black", linewidth=1.2, label="score")
+        (self.curve,) = ax_score.plot([], [], color="black", linewidth=1.2, label=_("score"))
         (self.pair_curve,) = ax_score.plot(
-            [], [], color="tab:purple", linewidth=1, linestyle="--", label="pair's share"
+            [], [], color="tab:purple", linewidth=1, linestyle="--", label=_("pair's share")
         )
         self.marker = ax_score.axvline(0, color="tab:red", linewidth=1)
         (self.dot,) = ax_score.plot([], [], "o", color="tab:red", markersize=6)
         ax_score.set(xlim=(-span, span), ylim=(-limit, limit), xlabel="m - n")
         ax_score.xaxis.set_major_locator(MaxNLocator(5, integer=True))
         ax_score.yaxis.set_major_locator(MaxNLocator(5))
-        ax_score.set_title("<R_m q, R_n k> against m - n", fontsize=points(10))
+        ax_score.set_title(_("<R_m q, R_n k> against m - n"), fontsize=points(10))
         ax_score.legend(loc="upper right", fontsize=points(8))
         self.update(view)
 
@@ -64,7 +65,7 @@ class RopePlot:
         self.k_arrow.set_data([0, kx], [0, ky])
         self.q_label.set_position((1.18 * qx, 1.18 * qy))
         self.k_label.set_position((1.18 * kx, 1.18 * ky))
-        self.title.set_text(f"pair {view.pair}: m = {view.m}, n = {view.n}")
+        self.title.set_text(tr("pair {pair}: m = {m}, n = {n}", pair=view.pair, m=view.m, n=view.n))
         offsets = to_numpy(view.offsets)
         self.curve.set_data(offsets, to_numpy(view.curve))  # changes with the base
         self.pair_curve.set_data(offsets, to_numpy(view.pair_curve))
@@ -85,12 +86,12 @@ def rope_dashboard(head_dim: int = 16, max_position: int = 127, seed: int = 0) -
     q, k = random_query_key(d, seed)  # (D,) each, float64
     style = {"description_width": "initial"}
     controls = {
-        "m": W.IntSlider(value=10, min=0, max=top, description="query position m", style=style),
-        "n": W.IntSlider(value=3, min=0, max=top, description="key position n", style=style),
+        "m": W.IntSlider(value=10, min=0, max=top, description=_("query position m"), style=style),
+        "n": W.IntSlider(value=3, min=0, max=top, description=_("key position n"), style=style),
         "base": W.FloatLogSlider(
             value=10000, base=10, min=1, max=6, step=0.25, description="base", style=style
         ),
-        "pair": W.IntSlider(value=1, min=0, max=d // 2 - 1, description="pair i", style=style),
+        "pair": W.IntSlider(value=1, min=0, max=d // 2 - 1, description=_("pair i"), style=style),
     }
 
     def compute(m, n, base, pair):
@@ -99,19 +100,27 @@ def rope_dashboard(head_dim: int = 16, max_position: int = 127, seed: int = 0) -
     def readout(view):
         turn = math.remainder((view.m - view.n) * view.theta, 2 * math.pi)  # in [-pi, pi]
         at_offset = float(view.curve[view.m - view.n + top])
-        return (
-            f"pair {view.pair}: &theta; = {view.theta:.3g} rad per position; q turned by "
-            f"m&theta; = {view.m * view.theta:.3g}, k by n&theta; = {view.n * view.theta:.3g}: "
-            f"the angle between them changed by (m &minus; n)&theta; = {turn:+.3f} (mod 2&pi;). "
-            f"Score &lang;R_m q, R_n k&rang; = <b>{view.score:.4f}</b>; the curve at "
-            f"m &minus; n = {view.m - view.n}: <b>{at_offset:.4f}</b>"
+        return tr(
+            "pair {pair}: &theta; = {theta:.3g} rad per position; q turned by "
+            "m&theta; = {m_turn:.3g}, k by n&theta; = {n_turn:.3g}: "
+            "the angle between them changed by (m &minus; n)&theta; = {turn:+.3f} (mod 2&pi;). "
+            "Score &lang;R_m q, R_n k&rang; = <b>{score:.4f}</b>; the curve at "
+            "m &minus; n = {offset}: <b>{at_offset:.4f}</b>",
+            pair=view.pair,
+            theta=view.theta,
+            m_turn=view.m * view.theta,
+            n_turn=view.n * view.theta,
+            turn=turn,
+            score=view.score,
+            offset=view.m - view.n,
+            at_offset=at_offset,
         )
 
     def make_plot(view, fig):  # a fixed score axis: the largest score any offset can reach
         return RopePlot(view, fig, limit=1.05 * score_bound(q, k))
 
     return Dashboard(
-        "RoPE: rotate q to m and k to n; the score depends on m - n only",
+        N_("RoPE: rotate q to m and k to n; the score depends on m - n only"),
         controls,
         compute,
         make_plot,
@@ -140,10 +149,14 @@ def turned_pairs(q, k, turn, positions, angles):
             turned = turn(unit, p)
             ax.plot([0, unit[0]], [0, unit[1]], color=colour, alpha=0.3, linewidth=2)
             ax.plot([0, turned[0]], [0, turned[1]], color=colour, linewidth=2.5)
-        ax.set(title=f"m = {m}, n = {n}: angle {angle:.0f}°", xlim=(-1.2, 1.2), ylim=(-1.2, 1.2))
+        ax.set(
+            title=tr("m = {m}, n = {n}: angle {angle:.0f}°", m=m, n=n, angle=angle),
+            xlim=(-1.2, 1.2),
+            ylim=(-1.2, 1.2),
+        )
         ax.set(xticks=[], yticks=[], aspect="equal")
-    axes[0].plot([], [], color="tab:blue", label="q, turned by mθ")
-    axes[0].plot([], [], color="tab:orange", label="k, turned by nθ")
+    axes[0].plot([], [], color="tab:blue", label=_("q, turned by mθ"))
+    axes[0].plot([], [], color="tab:orange", label=_("k, turned by nθ"))
     axes[0].legend(fontsize=7, loc="lower left")
     return fig
 
@@ -160,7 +173,7 @@ def score_maps(maps):
         image = ax.imshow(
             to_numpy(scores), cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest"
         )
-        ax.set(title=title, xlabel="key position n", ylabel="query position m")
+        ax.set(title=title, xlabel=_("key position n"), ylabel=_("query position m"))
         fig.colorbar(image, ax=ax, shrink=0.8)
     return fig
 
@@ -182,8 +195,11 @@ def pair_layouts(permutations):
             for dim in (a, b):
                 ax.text(dim, -0.35, f"x{dim}", ha="center", color=colour, fontsize=10)
         ax.set(xlim=(-0.6, 7.6), ylim=(-0.6, 1.1), xticks=[], yticks=[])
-        joins = "dims 2i and 2i+1" if style == "interleaved" else "dims i and i + D/2"
-        ax.set_title(f"{style}: pair i joins {joins}", fontsize=10)
+        if style == "interleaved":
+            title = tr("{style}: pair i joins dims 2i and 2i+1", style=style)
+        else:
+            title = tr("{style}: pair i joins dims i and i + D/2", style=style)
+        ax.set_title(title, fontsize=10)
         for side in ax.spines.values():
             side.set_visible(False)
     return fig
@@ -199,8 +215,10 @@ def logits_by_distance(logits, query: int, back: int):
     for (label, scores), colour in zip(logits.items(), ("black", "tab:red"), strict=True):
         row = scores[query, query - back :].flip(0)  # (back + 1,): distance 0 .. back
         ax.plot(range(back + 1), to_numpy(row), color=colour, linewidth=1.2, label=label)
-    ax.set(xlabel="distance m - n from the last query", ylabel="logit", xlim=(0, back))
-    ax.set_title(f"query {query} against the {back} keys before it", fontsize=10)
+    ax.set(xlabel=_("distance m - n from the last query"), ylabel=_("logit"), xlim=(0, back))
+    ax.set_title(
+        tr("query {query} against the {back} keys before it", query=query, back=back), fontsize=10
+    )
     ax.legend(fontsize=8)
     return fig
 
@@ -221,17 +239,17 @@ def score_ceilings(edges, by_width, by_base, expected, near, measured):
         axes[0].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     for (label, tops), colour in zip(by_base.items(), ("C0", "C1", "C2"), strict=True):
         axes[1].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
-    axes[1].plot(left, to_numpy(expected), color="tab:red", lw=1, label="mean score q = k")
+    axes[1].plot(left, to_numpy(expected), color="tab:red", lw=1, label=_("mean score q = k"))
     axes[1].plot(
         to_numpy(near), to_numpy(measured), "o", color="tab:red", markersize=2,
-        label="  measured, 1000 q",
+        label=_("  measured, 1000 q"),
     )  # fmt: skip
-    titles = ("base 10000, three head dims", "D = 128, three bases")
+    titles = (_("base 10000, three head dims"), _("D = 128, three bases"))
     for ax, title, corner in zip(axes, titles, ("lower left", "upper right"), strict=True):
-        ax.set(xscale="log", xlabel="distance m - n", title=title)
+        ax.set(xscale="log", xlabel=_("distance m - n"), title=title)
         ax.axhline(0, color="lightgray", linewidth=0.8)
         ax.legend(fontsize=7, loc=corner)
-    axes[0].set_ylabel("per-bin highest / at 0")
+    axes[0].set_ylabel(_("per-bin highest / at 0"))
     return fig
 
 
@@ -245,8 +263,8 @@ def self_scores(positions, curves):
     for name, curve in curves.items():
         ax.plot(to_numpy(positions), to_numpy(curve), label=name, linewidth=1)
     ax.axhline(0, color="lightgray", linewidth=0.8)
-    ax.set(xscale="log", xlabel="position p of both query and key", ylabel="score / |q|^2")
-    ax.set_title("a query meeting its own key, offset 0", fontsize=10)
+    ax.set(xscale="log", xlabel=_("position p of both query and key"), ylabel=_("score / |q|^2"))
+    ax.set_title(_("a query meeting its own key, offset 0"), fontsize=10)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes
     return fig
 
@@ -260,7 +278,7 @@ def time_curves(lengths, times, title: str):
     ax = fig.subplots()
     for name, values in times.items():
         ax.plot(lengths, values, "o-", label=name)
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="milliseconds")
+    ax.set(xscale="log", yscale="log", xlabel=_("sequence length T"), ylabel=_("milliseconds"))
     ax.set_title(title, fontsize=10)
     ax.set_xticks(lengths, labels=[str(n) for n in lengths])
     ax.minorticks_off()

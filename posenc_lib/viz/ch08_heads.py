@@ -11,6 +11,7 @@ import textwrap
 import torch
 
 from posenc_lib.analysis.ch08_heads import BANDS, AttentionProfile, PairShares
+from posenc_lib.i18n import _, tr
 from posenc_lib.viz.figures import SEQUENTIAL, new_figure, points, to_numpy
 
 BAND_COLOURS = ("tab:red", "tab:purple", "tab:blue")  # high, mid, low
@@ -34,13 +35,13 @@ def band_shares(shares: PairShares):
             aspect="auto", interpolation="nearest",
         )  # fmt: skip
         even = float(shares.uniform_bands[b])
-        ax.set_title(f"{BANDS[b]} (even {even:.2f})", fontsize=points(9), color=BAND_COLOURS[b])
-        ax.set(xlabel="head")
+        ax.set_title(tr("{band} (even {even:.2f})", band=_(BANDS[b]), even=even), fontsize=points(9), color=BAND_COLOURS[b])  # fmt: skip
+        ax.set(xlabel=_("head"))
         ax.set_xticks([0, 4, 8])
         if b:
             ax.set_yticks([])
-    maps[0].set_ylabel("layer")
-    fig.colorbar(image, cax=legend, label="share of |q|²")
+    maps[0].set_ylabel(_("layer"))
+    fig.colorbar(image, cax=legend, label=_("share of |q|²"))
     n = shares.query.shape[-1]
     index = torch.arange(n)
     for b, colour in enumerate(BAND_COLOURS):
@@ -48,11 +49,11 @@ def band_shares(shares: PairShares):
         pairs.axvspan(
             float(inside.min()) - 0.5, float(inside.max()) + 0.5, color=colour, alpha=0.08
         )
-    pairs.plot(to_numpy(index), to_numpy(shares.query.mean((0, 1))), "o-", ms=3, label="queries")
-    pairs.plot(to_numpy(index), to_numpy(shares.key.mean((0, 1))), "s-", ms=3, label="keys")
-    pairs.axhline(1 / n, color="gray", linestyle="--", linewidth=0.8, label=f"even, 1/{n}")
-    pairs.set(xlabel="pair i (dims i, i + 32); wavelength grows →", ylabel="mean share")
-    pairs.set_title("mean over all heads and layers", fontsize=points(9))
+    pairs.plot(to_numpy(index), to_numpy(shares.query.mean((0, 1))), "o-", ms=3, label=_("queries"))
+    pairs.plot(to_numpy(index), to_numpy(shares.key.mean((0, 1))), "s-", ms=3, label=_("keys"))
+    pairs.axhline(1 / n, color="gray", linestyle="--", linewidth=0.8, label=tr("even, 1/{n}", n=n))
+    pairs.set(xlabel=_("pair i (dims i, i + 32); wavelength grows →"), ylabel=_("mean share"))
+    pairs.set_title(_("mean over all heads and layers"), fontsize=points(9))
     pairs.legend(fontsize=points(7))
     return fig
 
@@ -75,16 +76,18 @@ def distance_profiles(profile: AttentionProfile, heads, distances, bound):
         row = profile.by_distance[layer, head]  # (T,)
         left.plot(to_numpy(d), to_numpy(row[1 : n - 1]), color=colour, lw=0.6, alpha=0.35)
         left.plot(to_numpy(centres), to_numpy(profile.binned[layer, head, 1:]), "o-", ms=3,
-                  color=colour, lw=1.4, label=f"{label}: layer {layer}, head {head}")  # fmt: skip
+                  color=colour, lw=1.4, label=tr("{label}: layer {layer}, head {head}", label=label, layer=layer, head=head))  # fmt: skip
         left.plot([0.8], [float(row[0])], "o", color=colour, ms=3)
     left.axvline(profile.local_distance + 0.5, color="gray", linestyle=":", linewidth=0.8)
-    left.set(xscale="log", yscale="log", xlabel="distance m - n (dot at left: 0)",
-             ylabel="mean attention probability")  # fmt: skip
-    left.set_title("measured: where chosen heads look", fontsize=points(9))
+    left.set(xscale="log", yscale="log", xlabel=_("distance m - n (dot at left: 0)"),
+             ylabel=_("mean attention probability"))  # fmt: skip
+    left.set_title(_("measured: where chosen heads look"), fontsize=points(9))
     left.legend(fontsize=points(7), loc="lower left")
     right.plot(to_numpy(distances), to_numpy(bound), color="black", lw=1)
-    right.set(xscale="symlog", xlabel="distance m - n", ylabel="bound / bound at 0", ylim=(0, 1.05))
-    right.set_title("RoPE's decay bound (base 1e5, Dh 64)", fontsize=points(9))
+    right.set(
+        xscale="symlog", xlabel=_("distance m - n"), ylabel=_("bound / bound at 0"), ylim=(0, 1.05)
+    )
+    right.set_title(_("RoPE's decay bound (base 1e5, Dh 64)"), fontsize=points(9))
     return fig
 
 
@@ -100,12 +103,12 @@ def cache_steps(gaps, texts, prompt: str):
     for (label, gap), colour in zip(gaps.items(), ("tab:green", "tab:red"), strict=True):
         steps = torch.arange(len(gap))
         top.plot(to_numpy(steps), to_numpy(gap), "o-", ms=3, color=colour, label=label)
-    top.set(yscale="log", xlabel="new token j (position P + j)", ylabel="max |Δ logit|")
-    top.set_title("cached decoding against one pass over the whole text", fontsize=points(9))
+    top.set(yscale="log", xlabel=_("new token j (position P + j)"), ylabel="max |Δ logit|")
+    top.set_title(_("cached decoding against one pass over the whole text"), fontsize=points(9))
     top.legend(fontsize=points(7), loc="center right")
     bottom.axis("off")
     tail = "…" + prompt[-70:] if len(prompt) > 70 else prompt
-    lines = [("prompt: " + tail, "black")]
+    lines = [(tr("prompt: {tail}", tail=tail), "black")]
     for (label, text), colour in zip(texts.items(), ("tab:green", "tab:red"), strict=True):
         lines.append((f"{label}: {text!r}", colour))
     y = 1.0

@@ -6,6 +6,7 @@ Each function takes results from ``analysis.ch08_config``, ``analysis.ch08_layou
 
 from __future__ import annotations
 
+from posenc_lib.i18n import _, tr
 from posenc_lib.viz.figures import DIVERGING, SEQUENTIAL, label_tokens, new_figure, points, to_numpy
 
 
@@ -24,9 +25,9 @@ def published_wavelengths(wavelengths, lengths):
         ax.plot(place, to_numpy(waves), color=f"C{n}", linewidth=1.3, label=model)
         ax.axhline(lengths[model], color=f"C{n}", linewidth=0.7, linestyle=":")
     ax.set_yscale("log")
-    ax.set(xlabel="pair place 2i / head_dim", ylabel="wavelength (positions)")
+    ax.set(xlabel=_("pair place 2i / head_dim"), ylabel=_("wavelength (positions)"))
     ax.set_title(
-        "wavelength of each rotary pair; dotted: max_position_embeddings", fontsize=points(10)
+        _("wavelength of each rotary pair; dotted: max_position_embeddings"), fontsize=points(10)
     )
     ax.legend(fontsize=points(7), ncol=2, loc="upper left")
     return fig
@@ -46,9 +47,9 @@ def row_sources(source, head_dim: int, heads: int = 1, matrix: str = "k_proj"):
     ax.plot([0, rows - 1], [0, rows - 1], color="lightgray", linewidth=0.8, zorder=0)
     for h in range(1, heads):
         ax.axvline(h * head_dim - 0.5, color="gray", linewidth=0.6, linestyle="--")
-    ax.set(xlabel=f"row of {matrix} as loaded (half layout)", ylabel="row in the GGUF file")
+    ax.set(xlabel=tr("row of {matrix} as loaded (half layout)", matrix=matrix), ylabel=_("row in the GGUF file"))  # fmt: skip
     ax.set_title(
-        "loaded row h*64 + j*32 + i comes from GGUF row h*64 + 2i + j", fontsize=points(10)
+        _("loaded row h*64 + j*32 + i comes from GGUF row h*64 + 2i + j"), fontsize=points(10)
     )
     return fig
 
@@ -73,13 +74,13 @@ def attention_layouts(maps, tokens):
     image = axes[-1].imshow(
         to_numpy(gap), cmap=DIVERGING, vmin=-limit, vmax=limit, interpolation="nearest"
     )
-    axes[-1].set_title("difference", fontsize=points(9))
+    axes[-1].set_title(_("difference"), fontsize=points(9))
     fig.colorbar(image, ax=axes[-1], shrink=0.8)
     for ax in axes:
         label_tokens(ax, tokens, "y")
         ax.tick_params(axis="y", labelsize=points(6))
         ax.set_xticks([])
-        ax.set_xlabel("key")
+        ax.set_xlabel(_("key"))
     return fig
 
 
@@ -94,17 +95,17 @@ def angle_errors(positions, errors, bf16_exact_limit: int = 256):
     ax = fig.subplots()
     x = to_numpy(positions)
     for n, (recipe, error) in enumerate(errors.items()):
-        ax.plot(x, to_numpy(error.clamp_min(1e-12)), color=f"C{n}", linewidth=0.9, label=recipe)
+        ax.plot(x, to_numpy(error.clamp_min(1e-12)), color=f"C{n}", linewidth=0.9, label=_(recipe))
     ax.axvline(bf16_exact_limit, color="gray", linestyle="--", linewidth=0.8)
     ax.text(
         bf16_exact_limit * 1.1,
         2e-7,
-        "257: first position bf16 rounds",
+        _("257: first position bf16 rounds"),
         fontsize=points(8),
         color="gray",
     )
-    ax.set(xscale="log", yscale="log", ylim=(1e-7, 5), xlabel="position m")
-    ax.set(ylabel="worst |angle error| up to m (rad)")
-    ax.set_title("angle m * theta_i formed in lower precision vs float64", fontsize=points(10))
+    ax.set(xscale="log", yscale="log", ylim=(1e-7, 5), xlabel=_("position m"))
+    ax.set(ylabel=_("worst |angle error| up to m (rad)"))
+    ax.set_title(_("angle m * theta_i formed in lower precision vs float64"), fontsize=points(10))
     ax.legend(fontsize=points(8), loc="upper left")
     return fig

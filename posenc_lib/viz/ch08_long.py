@@ -15,6 +15,7 @@ import torch
 
 from posenc_lib.analysis.ch08_experiment import load_results
 from posenc_lib.analysis.ch08_long import HEAD_DIM, ROPE_THETA
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.rope_scaling import rope_inv_freq
 from posenc_lib.viz.ch07_extrapolation import ScalingPlot
 from posenc_lib.viz.dashboard import Dashboard, dropdown
@@ -22,7 +23,12 @@ from posenc_lib.viz.figures import new_figure, points, to_numpy
 
 # One colour per method, the same as chapter 7's scaling figures; no scaling in grey.
 COLOURS = {"none": "0.45", **ScalingPlot.COLOURS}
-LABELS = {"none": "no scaling", "PI": "PI", "dynamic": "dynamic NTK", "YaRN": "YaRN"}
+LABELS = {"none": N_("no scaling"), "PI": "PI", "dynamic": N_("dynamic NTK"), "YaRN": "YaRN"}
+
+
+def _label(method: str) -> str:
+    """A method's name as shown, in the language in use."""
+    return _(LABELS.get(method, method))
 
 
 def _k(tokens: int) -> str:
@@ -54,13 +60,14 @@ def perplexity_by_position(results: dict | None = None, window: int | None = Non
         bins = rows[str(window)]["bins"]
         centres = [k * width + width / 2 for k in range(len(bins))]
         ax.plot(centres, bins, "o-", markersize=2.5, color=COLOURS.get(method),
-                label=f"{LABELS.get(method, method)}: last quarter {rows[str(window)]['last_quarter']:.1f}")  # fmt: skip
+                label=tr("{method}: last quarter {value:.1f}", method=_label(method), value=rows[str(window)]["last_quarter"]))  # fmt: skip
     ax.axvline(results["trained"], color="black", linestyle="--", linewidth=1)
-    ax.text(results["trained"] * 1.01, 0.97, f" trained length {results['trained']:,}",
+    ax.text(results["trained"] * 1.01, 0.97, tr(" trained length {trained:,}", trained=results["trained"]),
             transform=ax.get_xaxis_transform(), va="top", fontsize=points(8))  # fmt: skip
     ax.axvspan(0.75 * window, window, color="0.92", zorder=0)
-    ax.set(yscale="log", xlim=(0, window), xlabel=f"position in a {window:,}-token window "
-           f"(each point: {width} tokens; shaded: the last quarter)", ylabel="perplexity")  # fmt: skip
+    ax.set(yscale="log", xlim=(0, window), xlabel=tr("position in a {window:,}-token window "
+           "(each point: {width} tokens; shaded: the last quarter)", window=window, width=width),
+           ylabel=_("perplexity"))  # fmt: skip
     ax.legend(fontsize=points(7.5), loc="upper left")
     return fig
 
@@ -89,8 +96,8 @@ def passkey_grid(results: dict | None = None):
     inside = sum(n <= results["trained"] for n in lengths)
     ax.axvline(inside - 0.5, color="black", linestyle="--", linewidth=1)
     ax.set_xticks(range(len(lengths)), labels=[f"{n:,}" for n in lengths])
-    ax.set_yticks(range(len(methods)), labels=[LABELS.get(m, m) for m in methods])
-    ax.set_xlabel("prompt length (tokens); dashed: the trained length")
+    ax.set_yticks(range(len(methods)), labels=[_label(m) for m in methods])
+    ax.set_xlabel(_("prompt length (tokens); dashed: the trained length"))
     ax.tick_params(length=0)
     return fig
 
@@ -110,12 +117,12 @@ def copy_losses(results: dict | None = None):
         # dynamic NTK equals no scaling on inputs within 8,192 tokens: dashed, so both show
         style = "o--" if method == "dynamic" else "o-"
         ax.plot([int(b) for b in known], [rows[b]["second"] for b in known], style,
-                color=COLOURS.get(method), label=LABELS.get(method, method))  # fmt: skip
+                color=COLOURS.get(method), label=_label(method))  # fmt: skip
     ax.axhline(math.log(49152), color="0.6", linestyle=":", linewidth=1,
-               label="uniform guess, ln 49,152")  # fmt: skip
+               label=_("uniform guess, ln 49,152"))  # fmt: skip
     top = max(rows[b]["second"] for rows in results["copy"].values() for b in rows if b in blocks)
-    ax.set(xscale="log", xlabel="block length (copy distance, tokens)",
-           ylabel="second-copy loss (nats)", ylim=(0, max(12.0, top + 1.0)))  # fmt: skip
+    ax.set(xscale="log", xlabel=_("block length (copy distance, tokens)"),
+           ylabel=_("second-copy loss (nats)"), ylim=(0, max(12.0, top + 1.0)))  # fmt: skip
     ax.set_xticks([int(b) for b in blocks], labels=[f"{int(b):,}" for b in blocks])
     ax.minorticks_off()
     ax.legend(fontsize=points(7.5))
@@ -150,7 +157,7 @@ def long_view(method: str, window: int, results: dict) -> LongView:
         raise ValueError(f"no committed perplexity for {method!r} at a {window}-token window.")
     params = results["methods"][method]
     scaled, scale = rope_inv_freq(HEAD_DIM, ROPE_THETA, params, window, dtype=torch.float64)
-    default, _ = rope_inv_freq(HEAD_DIM, ROPE_THETA, None, dtype=torch.float64)
+    default, _scale = rope_inv_freq(HEAD_DIM, ROPE_THETA, None, dtype=torch.float64)
     passkey = {int(n): _hits(t) for n, t in results["passkey"][method].items()}
     return LongView(
         method=method,
@@ -184,22 +191,22 @@ class LongPlot:
         (self.curve,) = ax_p.plot([], [], "o-", markersize=2.5)
         ax_p.axvline(view.trained, color="black", linestyle="--", linewidth=1)
         self.quarter = ax_p.axvspan(0, 1, color="0.92", zorder=0)
-        ax_p.set(xlim=(0, view.max_window), ylim=(0.5, 3.5), xlabel="position")
+        ax_p.set(xlim=(0, view.max_window), ylim=(0.5, 3.5), xlabel=_("position"))
         ticks = [view.max_window * k // 4 for k in range(5)]
         ax_p.set_xticks(ticks, labels=[_k(t) for t in ticks])
         ax_p.set_yticks([1, 2, 3], labels=["10", "100", "1000"])
-        ax_p.set_title("perplexity by position; grey: no scaling", fontsize=points(9))
+        ax_p.set_title(_("perplexity by position; grey: no scaling"), fontsize=points(9))
         pairs = range(HEAD_DIM // 2)
         (self.ratio,) = ax_r.plot(pairs, [1] * len(pairs), "o", markersize=3)
-        ax_r.set(xlim=(-0.5, HEAD_DIM // 2 - 0.5), ylim=(0, 1.1), xlabel="pair i")
+        ax_r.set(xlim=(-0.5, HEAD_DIM // 2 - 0.5), ylim=(0, 1.1), xlabel=_("pair i"))
         ax_r.set_xticks([0, HEAD_DIM // 4, HEAD_DIM // 2 - 1])
         ax_r.set_yticks([0, 0.5, 1])
-        ax_r.set_title("frequency / default's", fontsize=points(9))
+        ax_r.set_title(_("frequency / default's"), fontsize=points(9))
         self.bars = ax_k.bar(range(len(view.passkey)), [0] * len(view.passkey))
         ax_k.set_xticks(range(len(view.passkey)), labels=[_k(n) for n in view.passkey])
-        ax_k.set(ylim=(0, 1.05), xlabel="prompt length")
+        ax_k.set(ylim=(0, 1.05), xlabel=_("prompt length"))
         ax_k.set_yticks([0, 0.5, 1])
-        ax_k.set_title("passkey found", fontsize=points(9))
+        ax_k.set_title(_("passkey found"), fontsize=points(9))
         self._method = None
         self.update(view)
 
@@ -232,14 +239,14 @@ def long_context_dashboard(results: dict | None = None) -> Dashboard:
     windows = sorted(results["settings"]["windows"])
     controls = {
         "method": dropdown(
-            "scaling (factor 2)",
-            [(LABELS.get(m, m), m) for m in methods],
+            _("scaling (factor 2)"),
+            [(_label(m), m) for m in methods],
             "YaRN" if "YaRN" in methods else methods[0],
         ),
         "window": W.SelectionSlider(
             options=[(f"{w:,}", w) for w in windows],
             value=windows[-1],
-            description="window (tokens)",
+            description=_("window (tokens)"),
             style={"description_width": "initial"},
         ),
     }
@@ -248,23 +255,36 @@ def long_context_dashboard(results: dict | None = None) -> Dashboard:
         return long_view(method, window, results)
 
     def readout(view: LongView) -> str:
-        name = LABELS.get(view.method, view.method)
-        past = "past" if view.window > view.trained else "within"
-        text = (
-            f"{name}, a {view.window:,}-token window ({past} the trained {view.trained:,}): "
-            f"last-quarter perplexity <b>{view.last_quarter:.1f}</b> (no scaling "
-            f"{view.plain_last_quarter:.1f}). Lowest frequency &times;<b>{float(view.ratio[-1]):.3g}</b>"
+        if view.window > view.trained:
+            sentence = N_(
+                "{name}, a {window:,}-token window (past the trained {trained:,}): "
+                "last-quarter perplexity <b>{last:.1f}</b> (no scaling {plain:.1f}). Lowest "
+                "frequency &times;<b>{lowest:.3g}</b>"
+            )
+        else:
+            sentence = N_(
+                "{name}, a {window:,}-token window (within the trained {trained:,}): "
+                "last-quarter perplexity <b>{last:.1f}</b> (no scaling {plain:.1f}). Lowest "
+                "frequency &times;<b>{lowest:.3g}</b>"
+            )
+        text = _(sentence).format(
+            name=_label(view.method),
+            window=view.window,
+            trained=view.trained,
+            last=view.last_quarter,
+            plain=view.plain_last_quarter,
+            lowest=float(view.ratio[-1]),
         )
         if view.attention_scale != 1:
-            text += f", attention scale <b>{view.attention_scale:.3f}</b>"
+            text += tr(", attention scale <b>{scale:.3f}</b>", scale=view.attention_scale)
         hits = ", ".join(f"{_k(n)} {f}/{t}" for n, (f, t) in view.passkey.items())
-        return (
-            text
-            + f". Passkey found: {hits or 'not measured'}. (SmolLM2-135M, 4-bit, committed results.)"
+        return text + tr(
+            ". Passkey found: {hits}. (SmolLM2-135M, 4-bit, committed results.)",
+            hits=hits or _("not measured"),
         )
 
     return Dashboard(
-        "SmolLM2 past 8,192 tokens: perplexity by position, frequencies and passkey",
+        N_("SmolLM2 past 8,192 tokens: perplexity by position, frequencies and passkey"),
         controls,
         compute,
         LongPlot,

@@ -25,12 +25,15 @@ from collections.abc import Callable, Iterator
 
 import ipywidgets as W
 
+from posenc_lib.i18n import _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 from posenc_lib.viz.figures import compact_png, new_figure
 
 
 class Dashboard:
     """Controls, a readout line and a figure; every control change redraws the figure in place.
 
+    title: the dashboard's name (marked ``N_`` where it is defined: shown in the language in use).
     controls: name -> ipywidgets control; ``compute(**values)`` is called with every control's value.
     make_plot(result, fig) -> an object with ``update(result)``.
     readout(result) -> an HTML string shown above the figure.
@@ -68,7 +71,7 @@ class Dashboard:
         else:  # a plain backend (tests, scripts): the figure is shown as the PNG fallback only
             figure_view = []
         controls_row = W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap"))
-        heading = W.HTML(f"<b>{title}</b>")
+        heading = W.HTML(f"<b>{translate(title)}</b>")
         self.widget = W.VBox([heading, controls_row, self.readout, *figure_view])
         # CSS classes name the parts for the browser tests (tests/browser) and page styles.
         self.widget.add_class("posenc-dashboard")
@@ -95,8 +98,12 @@ class Dashboard:
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
             raise ValueError(
-                f"{self.title} has no control named {', '.join(unknown)}; "
-                f"its controls are {', '.join(self.controls)}."
+                tr(
+                    "{title} has no control named {unknown}; its controls are {controls}.",
+                    title=translate(self.title),
+                    unknown=", ".join(unknown),
+                    controls=", ".join(self.controls),
+                )
             )
         for name, value in values.items():
             self.controls[name].value = value
@@ -139,12 +146,12 @@ class Dashboard:
             self.figure.savefig(buffer, format="png", dpi=self.figure.dpi)
             return buffer.getvalue()
         settings = ", ".join(
-            f"{c.description or n} = {_shown(c)}" for n, c in self.controls.items()
+            f"{translate(c.description) if c.description else n} = {_shown(c)}"
+            for n, c in self.controls.items()
         )
         readout = html.unescape(re.sub(r"<[^>]+>", "", self.readout.value))
-        text = self.figure.text(
-            0.01, -0.02, f"Still image. {settings}\n{readout}", va="top", fontsize=9, wrap=True
-        )
+        caption = tr("Still image. {settings}", settings=settings) + f"\n{readout}"
+        text = self.figure.text(0.01, -0.02, caption, va="top", fontsize=9, wrap=True)
         try:
             self.figure.savefig(buffer, format="png", dpi=self.figure.dpi, bbox_inches="tight")
         finally:
@@ -154,8 +161,9 @@ class Dashboard:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}
         bundle["image/png"] = base64.b64encode(self.png(caption=True)).decode("ascii")
-        bundle["text/plain"] = (
-            f"{self.title} (a live dashboard: run the notebook in JupyterLab to move its controls)"
+        bundle["text/plain"] = tr(
+            "{title} (a live dashboard: run the notebook in JupyterLab to move its controls)",
+            title=translate(self.title),
         )
         return bundle
 
@@ -168,7 +176,7 @@ class Dashboard:
         current = self.values()
         cycles = {name: _values_to_visit(c) for name, c in self.controls.items()}
         names = itertools.cycle(self.controls)
-        for _ in range(n_changes):
+        for _step in range(n_changes):
             name = next(names)
             value = next(cycles[name])
             while value == current[name]:
@@ -180,7 +188,7 @@ class Dashboard:
 def _shown(control) -> str:
     """A control's value as a reader would name it: a dropdown's label, on/off for a checkbox."""
     if isinstance(control, W.Checkbox):
-        return "on" if control.value else "off"
+        return _("on") if control.value else _("off")
     if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.SelectionSlider)):
         return str(control.label)
     return f"{control.value:g}" if isinstance(control.value, float) else str(control.value)

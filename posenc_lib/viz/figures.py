@@ -17,6 +17,8 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
+from posenc_lib.i18n import tr
+
 DPI = 80
 DIVERGING = "RdBu_r"  # negative blue, positive red
 SEQUENTIAL = "Blues"
@@ -104,8 +106,12 @@ def projector_style(font_scale: float = FONT_SCALE, area_scale: float = AREA_SCA
 
     if not (1 <= font_scale <= 3 and 1 <= area_scale <= 4):
         raise ValueError(
-            f"font_scale must be in [1, 3] and area_scale in [1, 4], got {font_scale} and "
-            f"{area_scale}: larger makes the labels collide and every redraw slow."
+            tr(
+                "font_scale must be in [1, 3] and area_scale in [1, 4], got {font_scale} and "
+                "{area_scale}: larger makes the labels collide and every redraw slow.",
+                font_scale=font_scale,
+                area_scale=area_scale,
+            )
         )
     mpl.rcParams["font.size"] = 10 * font_scale
     mpl.rcParams["axes.titlesize"] = "medium"  # titles stay as wide as before next to the axes

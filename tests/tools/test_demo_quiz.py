@@ -74,8 +74,11 @@ def test_the_demo_folder_lists_each_quiz_beside_its_dashboard_the_same_on_every_
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert not stale.exists()
     assert names == sorted(
-        [p.name for p in dashboards.values()] + [f"ch{k}_quiz.ipynb" for k in WITH_QUIZ]
+        [p.name for p in dashboards.values()] + [f"ch{k}_quiz.ipynb" for k in WITH_QUIZ] + ["zh"]
     )
+    # the Chinese edition's list: the same notebooks, in zh/
+    chinese = sorted(p.name for p in (tmp_path / "a" / "zh").iterdir())
+    assert chinese == [n for n in names if n != "zh"]
     for key in WITH_QUIZ:  # chNN_quiz sorts beside chNN_<dashboard> in the index's list
         quiz = quiz_path(key, tmp_path / "a")
         assert dashboards[key].name.startswith(f"ch{key}_") and quiz.is_file()
@@ -105,3 +108,15 @@ def test_dash_dash_quiz_serves_the_chapters_quiz_and_the_index_names_the_quizzes
     assert "--Voila.open_browser=False" in served[-1]
     demo.main([key, "--no-browser"])  # without --quiz: the dashboard, as before
     assert served[-1][1] == str(write_demos(tmp_path)[key])
+
+
+def test_chinese_demo_pages_speak_chinese(tmp_path):
+    """The zh/ list's pages set the library's language and have Chinese titles; code is alike."""
+    write_demos(tmp_path)
+    key = WITH_QUIZ[0]
+    english = json.loads(quiz_path(key, tmp_path).read_text())
+    chinese = json.loads(quiz_path(key, tmp_path / "zh").read_text())
+    assert 'posenc_lib.set_language("zh")' in "".join(chinese["cells"][0]["source"]).replace("'", '"')
+    assert "set_language" not in "".join(english["cells"][0]["source"])
+    assert any("\u4e00" <= c <= "\u9fff" for c in chinese["metadata"]["title"])
+    assert english["cells"][1]["source"] == chinese["cells"][1]["source"]

@@ -13,6 +13,7 @@ from posenc_lib.checks.answers import TENSOR, as_tensor, close
 from posenc_lib.checks.ch01.setting import NOTEBOOK, _random_order
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q1: attention by hand ----------------------------------------------------------------------------
 
@@ -20,12 +21,14 @@ from posenc_lib.checks.question import Case, Question
 class Attention(Question):
     name, function, points, notebook = "q1", "attention", 3, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.attention.self_attention",)
-    title = "Single-head self-attention by hand"
+    title = N_("Single-head self-attention by hand")
     hints = (
-        "Three matrix products give Q = x @ w_q, K = x @ w_k and V = x @ w_v.",
-        "The scores are Q @ K.T, shape (T, T): entry (i, j) is query i against key j.",
-        "Divide the scores by sqrt(d_k), where d_k = w_k.shape[1], then softmax over the last axis "
-        "(dim=-1) so each row sums to 1; multiply the weights by V.",
+        N_("Three matrix products give Q = x @ w_q, K = x @ w_k and V = x @ w_v."),
+        N_("The scores are Q @ K.T, shape (T, T): entry (i, j) is query i against key j."),
+        N_(
+            "Divide the scores by sqrt(d_k), where d_k = w_k.shape[1], then softmax over the last "
+            "axis (dim=-1) so each row sums to 1; multiply the weights by V."
+        ),
     )
 
     def cases(self, seed=0):
@@ -43,12 +46,18 @@ class Attention(Question):
         for n_pos, d_in, d_k, d_v in sizes:
             x = torch.randn(n_pos, d_in, generator=generator)
             scale = 1 / math.sqrt(d_in)
-            w_q, w_k = (torch.randn(d_in, d_k, generator=generator) * scale for _ in range(2))
+            w_q, w_k = (torch.randn(d_in, d_k, generator=generator) * scale for _pair in range(2))
             w_v = torch.randn(d_in, d_v, generator=generator) * scale
             cases.append(
                 Case(
                     (x, w_q, w_k, w_v),
-                    f"x {tuple(x.shape)}, w_q and w_k ({d_in}, {d_k}), w_v ({d_in}, {d_v})",
+                    tr(
+                        "x {shape}, w_q and w_k ({d_in}, {d_k}), w_v ({d_in}, {d_v})",
+                        shape=tuple(x.shape),
+                        d_in=d_in,
+                        d_k=d_k,
+                        d_v=d_v,
+                    ),
                 )
             )
         return cases
@@ -56,37 +65,44 @@ class Attention(Question):
     def diagnose(self, case, value):
         x, w_q, w_k, w_v = (a.double() for a in case.args)
         n_pos, d_k, d_v = x.shape[0], w_k.shape[1], w_v.shape[1]
-        got, problem = as_tensor(value, "The output", None)
+        got, problem = as_tensor(value, N_("The output"), None)
         if problem:
             return problem
         if tuple(got.shape) != (n_pos, d_v):
-            shape = f"The output should have shape (T, d_v) = ({n_pos}, {d_v}), but yours has shape {tuple(got.shape)}"
+            shape = tr("The output should have shape (T, d_v) = ({n_pos}, {d_v}), but yours has shape {shape}", n_pos=n_pos, d_v=d_v, shape=tuple(got.shape))  # fmt: skip
             weights = self_attention(x, w_q, w_k, w_v)[1]  # (T, T)
             if close(got, weights):
-                return f"{shape}: that is the weight matrix; multiply it by V."
+                return tr("{shape}: that is the weight matrix; multiply it by V.", shape=shape)
             if close(got, weights @ x):
-                return f"{shape}: you multiplied the weights by x; multiply them by V = x @ w_v."
-            return f"{shape}. Multiply the (T, T) weights by V = x @ w_v, shape (T, d_v)."
+                return tr(
+                    "{shape}: you multiplied the weights by x; multiply them by V = x @ w_v.",
+                    shape=shape,
+                )
+            return tr(
+                "{shape}. Multiply the (T, T) weights by V = x @ w_v, shape (T, d_v).", shape=shape
+            )
         q, k, v = x @ w_q, x @ w_k, x @ w_v
         scores = q @ k.T
         if close(got, self_attention(x, w_q, w_k, w_v)[0]):
             return None
         mistakes = [
-            (torch.softmax(scores, -1) @ v, "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax."),
-            (torch.softmax(scores / d_k, -1) @ v, "you divide the scores by d_k; the scale is 1/sqrt(d_k)."),
-            (torch.softmax(scores / math.sqrt(x.shape[1]), -1) @ v, "the scale uses D, the size of x's rows; it should use d_k, the size of a query (w_k.shape[1])."),
-            (torch.softmax(scores / math.sqrt(d_v), -1) @ v, "the scale uses d_v, the size of a value (w_v.shape[1]); it should use d_k, the size of a query and a key (w_k.shape[1])."),
-            (torch.softmax(scores / math.sqrt(n_pos), -1) @ v, "the scale uses T, the number of positions (x.shape[0]); it should use d_k, the size of a query (w_k.shape[1])."),
-            (torch.softmax((scores / math.sqrt(d_k)).masked_fill(torch.ones(n_pos, n_pos, dtype=torch.bool).triu(1), float("-inf")), -1) @ v, "you applied a causal mask; this question's attention lets every query see every key (no mask)."),
-            (torch.softmax((scores / math.sqrt(d_k)).flatten(), -1).view(n_pos, n_pos) @ v, "your softmax normalises the whole score matrix at once; each row (one query's weights over the keys) should sum to 1: softmax over the last axis."),
-            (torch.softmax(scores / math.sqrt(d_k), 0) @ v, "your softmax normalises each column (over the queries); each query's weights over the keys, a row, should sum to 1: softmax over the last axis."),
-            (torch.softmax(scores.T / math.sqrt(d_k), -1) @ v, "your score matrix is transposed: entry (i, j) should be query i against key j, Q K^T rather than K Q^T."),
-            (scores / math.sqrt(d_k) @ v, "the weights are not normalised: apply a softmax to the scaled scores, so each row sums to 1."),
+            (torch.softmax(scores, -1) @ v, N_("the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax.")),
+            (torch.softmax(scores / d_k, -1) @ v, N_("you divide the scores by d_k; the scale is 1/sqrt(d_k).")),
+            (torch.softmax(scores / math.sqrt(x.shape[1]), -1) @ v, N_("the scale uses D, the size of x's rows; it should use d_k, the size of a query (w_k.shape[1]).")),
+            (torch.softmax(scores / math.sqrt(d_v), -1) @ v, N_("the scale uses d_v, the size of a value (w_v.shape[1]); it should use d_k, the size of a query and a key (w_k.shape[1]).")),
+            (torch.softmax(scores / math.sqrt(n_pos), -1) @ v, N_("the scale uses T, the number of positions (x.shape[0]); it should use d_k, the size of a query (w_k.shape[1]).")),
+            (torch.softmax((scores / math.sqrt(d_k)).masked_fill(torch.ones(n_pos, n_pos, dtype=torch.bool).triu(1), float("-inf")), -1) @ v, N_("you applied a causal mask; this question's attention lets every query see every key (no mask).")),
+            (torch.softmax((scores / math.sqrt(d_k)).flatten(), -1).view(n_pos, n_pos) @ v, N_("your softmax normalises the whole score matrix at once; each row (one query's weights over the keys) should sum to 1: softmax over the last axis.")),
+            (torch.softmax(scores / math.sqrt(d_k), 0) @ v, N_("your softmax normalises each column (over the queries); each query's weights over the keys, a row, should sum to 1: softmax over the last axis.")),
+            (torch.softmax(scores.T / math.sqrt(d_k), -1) @ v, N_("your score matrix is transposed: entry (i, j) should be query i against key j, Q K^T rather than K Q^T.")),
+            (scores / math.sqrt(d_k) @ v, N_("the weights are not normalised: apply a softmax to the scaled scores, so each row sums to 1.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
-        return "The output has the right shape but not the right values; compare each step with the formula softmax(Q K^T / sqrt(d_k)) V."
+        return _(
+            "The output has the right shape but not the right values; compare each step with the formula softmax(Q K^T / sqrt(d_k)) V."
+        )
 
 
 # -- q2: a permutation matrix -------------------------------------------------------------------------
@@ -95,11 +111,15 @@ class Attention(Question):
 class Permutation(Question):
     name, function, points, notebook = "q2", "permutation_matrix", 2, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.analysis.ch01_order.permutation_matrix",)
-    title = "Build the permutation matrix P"
+    title = N_("Build the permutation matrix P")
     hints = (
-        "P is a T x T matrix of zeros and ones with exactly one 1 in every row and every column.",
-        "(P @ X)[i] is the sum of P[i, j] * X[j] over j: to make it X[order[i]], row i of P needs "
-        "its single 1 in column order[i].",
+        N_(
+            "P is a T x T matrix of zeros and ones with exactly one 1 in every row and every column."
+        ),
+        N_(
+            "(P @ X)[i] is the sum of P[i, j] * X[j] over j: to make it X[order[i]], row i of P "
+            "needs its single 1 in column order[i]."
+        ),
     )
 
     def cases(self, seed=0):
@@ -121,13 +141,17 @@ class Permutation(Question):
         if close(got, want):
             return None
         if not bool(((got == 0) | (got == 1)).all()):
-            return (
+            return _(
                 "Every entry of P should be 0 or 1, with exactly one 1 in each row and each column."
             )
         if close(got, want.T):
-            return "Your P puts row i of X at position order[i]: it undoes the reordering (it is the transpose, the inverse permutation). Row i of P @ X should be row order[i] of X."
+            return _(
+                "Your P puts row i of X at position order[i]: it undoes the reordering (it is the transpose, the inverse permutation). Row i of P @ X should be row order[i] of X."
+            )
         if close(got, torch.eye(n, dtype=got.dtype)):
-            return "Your P is the identity whatever the order: it should depend on `order`."
+            return _("Your P is the identity whatever the order: it should depend on `order`.")
         if not (bool((got.sum(0) == 1).all()) and bool((got.sum(1) == 1).all())):
-            return "P should have exactly one 1 in each row and each column."
-        return "P @ X does not reorder the rows of X as `order` says: row i of P @ X should be row order[i] of X."
+            return _("P should have exactly one 1 in each row and each column.")
+        return _(
+            "P @ X does not reorder the rows of X as `order` says: row i of P @ X should be row order[i] of X."
+        )

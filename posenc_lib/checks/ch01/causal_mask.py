@@ -7,6 +7,7 @@ from posenc_lib.checks.answers import INDEX_LIST, as_index_list
 from posenc_lib.checks.ch01.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import extra_or_missing
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q5: what the causal mask keeps ------------------------------------------------------------------
 
@@ -14,11 +15,15 @@ from posenc_lib.checks.question import Case, Question
 class UnchangedRows(Question):
     name, function, points, notebook = "q5", "unchanged_rows", 2, NOTEBOOK
     returns, references = INDEX_LIST, ()  # reasoning, not a computation the library does
-    title = "Which outputs does a causal mask keep when two words swap?"
+    title = N_("Which outputs does a causal mask keep when two words swap?")
     hints = (
-        "With a causal mask, row t of the output depends on the word at t and the *set* of words "
-        "at positions 0..t.",
-        "Ask, for each row t, whether the swap changes the word at t or the set of words at 0..t.",
+        N_(
+            "With a causal mask, row t of the output depends on the word at t and the *set* of "
+            "words at positions 0..t."
+        ),
+        N_(
+            "Ask, for each row t, whether the swap changes the word at t or the set of words at 0..t."
+        ),
     )
 
     def cases(self, seed=0):
@@ -49,37 +54,28 @@ class UnchangedRows(Question):
 
     def diagnose(self, case, value):
         n, i, j = case.args
-        got, problem = as_index_list(value, "Your answer", n, _outside(n))
+        got, problem = as_index_list(value, N_("Your answer"), n, _outside(n))
         if problem:
             return problem
         got = {int(r) for r in got}
-        note = " (Here i > j.)" if i > j else ""
+        note = _(" (Here i > j.)") if i > j else ""
         want = {t for t in range(n) if t < min(i, j) or t > max(i, j) or i == j}
         if got == want:
             return None
         if i == j and got != set(range(n)):
-            return "When i == j nothing is swapped: no row can change."
+            return _("When i == j nothing is swapped: no row can change.")
         between = {t for t in range(n) if min(i, j) < t < max(i, j)}
         if between and between <= got:
-            return (
-                "Rows between the two swapped words see a different set of earlier words after the swap, so their outputs change."
-                + note
-            )
+            return _("Rows between the two swapped words see a different set of earlier words after the swap, so their outputs change.") + note  # fmt: skip
         if {t for t in want if t > max(i, j)} - got:
-            return (
-                "A row after both swapped words attends to the same set of words, only in another order, and attention cannot tell order: those rows do not change."
-                + note
-            )
+            return _("A row after both swapped words attends to the same set of words, only in another order, and attention cannot tell order: those rows do not change.") + note  # fmt: skip
         if {min(i, j), max(i, j)} & got:
-            return (
-                "The rows of the two swapped words change: each now holds the other word, so it asks with a different query, even where it sees the same set of words."
-                + note
-            )
+            return _("The rows of the two swapped words change: each now holds the other word, so it asks with a different query, even where it sees the same set of words.") + note  # fmt: skip
         return extra_or_missing(
             got,
             want,
-            lambda extra: f"{extra} of your rows {'does' if extra == 1 else 'do'} change when the words swap.{note}",
-            lambda missing: f"You left out {missing} {'row that does' if missing == 1 else 'rows that do'} not change.{note}",
+            lambda extra: (tr("{extra} of your rows does change when the words swap.", extra=extra) if extra == 1 else tr("{extra} of your rows do change when the words swap.", extra=extra)) + note,
+            lambda missing: (tr("You left out {missing} row that does not change.", missing=missing) if missing == 1 else tr("You left out {missing} rows that do not change.", missing=missing)) + note,
         )  # fmt: skip
 
 
@@ -88,6 +84,10 @@ def _outside(n):
 
     def sentence(outside):
         shown = ", ".join(map(str, outside[:5])) + (", ..." if len(outside) > 5 else "")
-        return f"Row numbers run from 0 to T - 1 = {n - 1}; yours include {shown}."
+        return tr(
+            "Row numbers run from 0 to T - 1 = {last}; yours include {shown}.",
+            last=n - 1,
+            shown=shown,
+        )
 
     return sentence

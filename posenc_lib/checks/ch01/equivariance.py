@@ -10,6 +10,7 @@ from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close
 from posenc_lib.checks.ch01.setting import NOTEBOOK, _layer, _random_order
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q3: the equivariance gap -------------------------------------------------------------------------
 
@@ -31,12 +32,16 @@ def _gap(f, x, order, out_order=None, reduce="max"):
 class EquivarianceGap(Question):
     name, function, points, notebook = "q3", "equivariance_gap", 2, NOTEBOOK
     returns, references = FLOAT, ()  # the library has no gap of an arbitrary layer
-    title = "Measure the equivariance gap of any layer"
+    title = N_("Measure the equivariance gap of any layer")
     hints = (
-        "Compute f on the reordered input, x[order], and reorder f's output on the original input "
-        "the same way.",
-        "The gap is the largest absolute difference between the two tensors: "
-        "(a - b).abs().max(), returned as a float.",
+        N_(
+            "Compute f on the reordered input, x[order], and reorder f's output on the original "
+            "input the same way."
+        ),
+        N_(
+            "The gap is the largest absolute difference between the two tensors: "
+            "(a - b).abs().max(), returned as a float."
+        ),
     )
 
     def cases(self, seed=0):
@@ -66,14 +71,14 @@ class EquivarianceGap(Question):
                 diff = sign * (f(x[order]) - f(x)[order]) if sign else None  # (T, D')
                 if sign is None or -float(diff.min()) > 1.1 * float(diff.max()) > 0:
                     break
-            kind = "with positions" if positions else ("with a causal mask" if causal else "plain")
+            kind = _("with positions") if positions else (_("with a causal mask") if causal else _("plain"))  # fmt: skip
             width = f", f: (T, {dim}) -> (T, {d_out})" if causal else ""
-            cases.append(Case((f, x, order), f"f = an attention layer ({kind}){width}, x {tuple(x.shape)}, order = {order}"))  # fmt: skip
+            cases.append(Case((f, x, order), tr("f = an attention layer ({kind}){width}, x {shape}, order = {order}", kind=kind, width=width, shape=tuple(x.shape), order=order)))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
         f, x, order = case.args
-        got, problem = as_number(value, "The gap")
+        got, problem = as_number(value, N_("The gap"))
         if problem:
             return problem
         want = _gap(f, x, order)
@@ -81,21 +86,23 @@ class EquivarianceGap(Question):
             return None
         inverse = sorted(range(len(order)), key=order.__getitem__)
         mistakes = [
-            (_gap(f, x, order, out_order=list(range(len(order)))), "you compared f(PX) with f(X) as it stands; the claim compares f(PX) with P f(X): reorder f(X)'s rows with the same order."),
-            (_gap(f, x, order, out_order=inverse), "you reordered f(X) with the inverse permutation; use the same `order` on both sides."),
-            (_gap(f, x, order, reduce="mean"), "the gap is the largest absolute difference, not the mean."),
-            (_gap(f, x, order, reduce="signed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
-            (_gap(f, x, order, reduce="signed reversed"), "take the absolute value before the max: a difference of -0.3 counts as much as +0.3 (whichever side you subtract from the other)."),
-            (_gap(f, x, inverse), "you reordered both sides with the inverse permutation: PX is x[order], whose row i is row order[i] of x."),
-            (_gap(f, x, order, reduce="norm"), "the gap is the largest absolute entry, not the norm of the whole difference."),
-            (_gap(f, x, order, reduce="row norm"), "the gap is the largest absolute entry, not the largest row norm."),
+            (_gap(f, x, order, out_order=list(range(len(order)))), N_("you compared f(PX) with f(X) as it stands; the claim compares f(PX) with P f(X): reorder f(X)'s rows with the same order.")),
+            (_gap(f, x, order, out_order=inverse), N_("you reordered f(X) with the inverse permutation; use the same `order` on both sides.")),
+            (_gap(f, x, order, reduce="mean"), N_("the gap is the largest absolute difference, not the mean.")),
+            (_gap(f, x, order, reduce="signed"), N_("take the absolute value before the max: a difference of -0.3 counts as much as +0.3.")),
+            (_gap(f, x, order, reduce="signed reversed"), N_("take the absolute value before the max: a difference of -0.3 counts as much as +0.3 (whichever side you subtract from the other).")),
+            (_gap(f, x, inverse), N_("you reordered both sides with the inverse permutation: PX is x[order], whose row i is row order[i] of x.")),
+            (_gap(f, x, order, reduce="norm"), N_("the gap is the largest absolute entry, not the norm of the whole difference.")),
+            (_gap(f, x, order, reduce="row norm"), N_("the gap is the largest absolute entry, not the largest row norm.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: same_number(got, wrong))
         if named:
             return named
         if got < 0:
-            return "A gap is a size: it cannot be negative."
-        return "Your gap differs from the largest |f(PX) - P f(X)|; check both sides of the difference."
+            return _("A gap is a size: it cannot be negative.")
+        return _(
+            "Your gap differs from the largest |f(PX) - P f(X)|; check both sides of the difference."
+        )
 
 
 # -- q4: break the symmetry ---------------------------------------------------------------------------
@@ -108,12 +115,18 @@ class AddPositions(Question):
         "posenc_lib.analysis.ch01_order.slot_vectors",
         "posenc_lib.absolute.sinusoidal_encoding",
     )
-    title = "Break the symmetry with a position signal"
+    title = N_("Break the symmetry with a position signal")
     hints = (
-        "Return x plus a (T, D) tensor whose row t depends only on t (and D), never on x's values.",
-        "The same vector added to every row changes nothing about the order: each row must differ.",
-        "Anything that grows or waves with t works here, e.g. 0.1 * t in every column, or "
-        "chapter 3's sin and cos; keep the values around the size of the embeddings (0.1 to 1).",
+        N_(
+            "Return x plus a (T, D) tensor whose row t depends only on t (and D), never on x's values."
+        ),
+        N_(
+            "The same vector added to every row changes nothing about the order: each row must differ."
+        ),
+        N_(
+            "Anything that grows or waves with t works here, e.g. 0.1 * t in every column, or "
+            "chapter 3's sin and cos; keep the values around the size of the embeddings (0.1 to 1)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -127,32 +140,42 @@ class AddPositions(Question):
             sizes.append((n_pos, 2 * half))
         cases = []
         for n_pos, dim in sizes:
-            for _ in range(2):  # two inputs of the same shape: the signal must not change
+            for _repeat in range(2):  # two inputs of the same shape: the signal must not change
                 x = torch.randn(n_pos, dim, generator=generator)
-                cases.append(Case((x,), f"x of shape {tuple(x.shape)}"))
+                cases.append(Case((x,), tr("x of shape {shape}", shape=tuple(x.shape))))
         return cases
 
     def diagnose(self, case, value):
         (x,) = case.args
-        got, problem = as_tensor(value, "The result", tuple(x.shape))
+        got, problem = as_tensor(value, N_("The result"), tuple(x.shape))
         if problem:
             return problem
         signal = got - x.double()  # (T, D): what was added
         size = float(signal.abs().max())
         if size < 1e-12:
-            return "Your function returns x unchanged: add a vector that depends on the position."
+            return _(
+                "Your function returns x unchanged: add a vector that depends on the position."
+            )
         if size < 1e-4:
-            return f"Your position vectors are too small to change attention (largest value {size:.0e}); make them about the size of the embeddings (0.1 to 1)."
+            return tr(
+                "Your position vectors are too small to change attention (largest value {size:.0e}); make them about the size of the embeddings (0.1 to 1).",
+                size=size,
+            )
         ratio = got / x.double()  # (T, D): constant along each row if x was only scaled
         if bool((ratio - ratio[:, :1]).abs().max() < 1e-4):
-            return (
+            return _(
                 "Your function scales x instead of adding to it: add a position vector, x + signal."
             )
         if float((signal - signal[0]).abs().max()) < 1e-5 * (1 + size):  # float32 rounding of x + c
-            return "You add the same vector at every position, so every word gets the same nudge and attention is still order-blind. Make the vector depend on the position."
+            return _(
+                "You add the same vector at every position, so every word gets the same nudge and attention is still order-blind. Make the vector depend on the position."
+            )
         gap = _gap(_shifted_layer(signal, x.shape[1]), x.double(), _random_order(x.shape[0], draws.seeded(0, 5)))  # fmt: skip
         if gap < 1e-4:
-            return f"Your position vectors are too small to change attention (largest change {gap:.1e}); make them about the size of the embeddings (0.1 to 1)."
+            return tr(
+                "Your position vectors are too small to change attention (largest change {gap:.1e}); make them about the size of the embeddings (0.1 to 1).",
+                gap=gap,
+            )
         return None
 
     def diagnose_all(self, cases, values):
@@ -162,7 +185,9 @@ class AddPositions(Question):
                 for i in (first, second)
             ]
             if not close(added[0], added[1]):
-                return "What your function adds differs between two inputs of the same shape: a position signal must depend only on the position (no randomness, no dependence on the words)."
+                return _(
+                    "What your function adds differs between two inputs of the same shape: a position signal must depend only on the position (no randomness, no dependence on the words)."
+                )
         return None
 
 

@@ -10,7 +10,9 @@ from posenc_lib.analysis import learned_table
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import INT, as_int
 from posenc_lib.checks.ch02.setting import NOTEBOOK
+from posenc_lib.checks.diagnosis import CLOSE_BUT
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, get_language, tr
 
 # -- q4: where does a learned table's similarity fade? ------------------------------------------------
 
@@ -26,9 +28,15 @@ def _diagonals(matrix: torch.Tensor, reduce) -> torch.Tensor:
     return torch.stack([reduce(matrix.diagonal(k)) for k in range(matrix.shape[0])])
 
 
-_ONE_TOO_LARGE = "your offset is one too large: return the first k whose mean is below the threshold itself, not the k after it (a loop that adds 1 after the test, or an index counted from 1 into a list that already starts at k = 1)."
-_FROM_ZERO = "your offset is one too small: offsets count from 1 (the first pair of neighbours is k = 1), so return k itself, not its index in a list that starts at k = 1."
-_AT_THRESHOLD = "you stopped at an offset whose mean equals the threshold exactly (the sliding-windows table has one); the question asks for the first mean strictly below it (<, not <=)."
+_ONE_TOO_LARGE = N_(
+    "your offset is one too large: return the first k whose mean is below the threshold itself, not the k after it (a loop that adds 1 after the test, or an index counted from 1 into a list that already starts at k = 1)."
+)
+_FROM_ZERO = N_(
+    "your offset is one too small: offsets count from 1 (the first pair of neighbours is k = 1), so return k itself, not its index in a list that starts at k = 1."
+)
+_AT_THRESHOLD = N_(
+    "you stopped at an offset whose mean equals the threshold exactly (the sliding-windows table has one); the question asks for the first mean strictly below it (<, not <=)."
+)
 
 
 def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
@@ -52,20 +60,20 @@ def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
         _FROM_ZERO: right - 1,
         _ONE_TOO_LARGE: right + 1,
         _AT_THRESHOLD: _first(curve, lambda c: c <= threshold),
-        "you returned the last offset whose mean is still at or above the threshold. The curve dips below the threshold and comes back above it; the question asks for the first offset below.": last,
-        "you returned the offset from which the curve stays below the threshold for good; it first dips below earlier. Return the first offset whose mean is below.": last + 1,
-        "you took the largest cosine at each offset (max over t); the curve is the mean over t of cos(P_t, P_t+k).": _first(_diagonals(cosines, torch.max), lambda c: c < threshold),
-        "you stopped at the first offset where any single pair drops below (min over t); average the T - k cosines at each offset first, then compare the mean.": _first(_diagonals(cosines, torch.min), lambda c: c < threshold),
-        "you took the median of the cosines at each offset; the curve is their mean over t.": _first(_diagonals(cosines, torch.median), lambda c: c < threshold),
-        "you averaged |cos(P_t, P_t+k)|; keep the sign: a negative cosine (the rows point apart) must pull the mean down.": _first(_diagonals(cosines.abs(), torch.mean), lambda c: c < threshold),
-        "you averaged raw dot products <P_t, P_t+k>; divide each by ||P_t|| ||P_t+k|| to get the cosine, which does not depend on the rows' lengths.": _first(mean_dots, lambda c: c < threshold),
-        "you divided the dot products by the mean squared row length, one number for the whole table; divide each <P_t, P_t+k> by ||P_t|| ||P_t+k||, that pair's own lengths.": _first(mean_dots / lengths.pow(2).mean(), lambda c: c < threshold),
-        "you divided the mean dot product by the mean of ||P_t|| ||P_t+k|| (a ratio of means); take each pair's cosine first, then the mean of the cosines.": _first(mean_dots / _diagonals(torch.outer(lengths, lengths), torch.mean), lambda c: c < threshold),
-        "you compared every position with position 0 only; the curve averages cos(P_t, P_t+k) over every start t = 0 .. T-1-k.": _first(cosines[0], lambda c: c < threshold),
-        "you measured the distance ||P_t - P_t+k|| (and waited for it to pass the threshold), not the cosine similarity cos(P_t, P_t+k).": _first(distances, lambda d: d > threshold),
-        "you subtracted the mean row before taking cosines; measure the rows as they are, with no centring.": _first(_diagonals(centred, torch.mean), lambda c: c < threshold),
-        "you divided each offset's sum by T; offset k has only T - k pairs (t = 0 .. T-1-k), so divide by T - k (the mean of that diagonal).": _first(by_t, lambda c: c < threshold),
-        "you compared with 0.5 whatever the threshold; use the threshold the function is given.": _first(curve, lambda c: c < 0.5),
+        N_("you returned the last offset whose mean is still at or above the threshold. The curve dips below the threshold and comes back above it; the question asks for the first offset below."): last,
+        N_("you returned the offset from which the curve stays below the threshold for good; it first dips below earlier. Return the first offset whose mean is below."): last + 1,
+        N_("you took the largest cosine at each offset (max over t); the curve is the mean over t of cos(P_t, P_t+k)."): _first(_diagonals(cosines, torch.max), lambda c: c < threshold),
+        N_("you stopped at the first offset where any single pair drops below (min over t); average the T - k cosines at each offset first, then compare the mean."): _first(_diagonals(cosines, torch.min), lambda c: c < threshold),
+        N_("you took the median of the cosines at each offset; the curve is their mean over t."): _first(_diagonals(cosines, torch.median), lambda c: c < threshold),
+        N_("you averaged |cos(P_t, P_t+k)|; keep the sign: a negative cosine (the rows point apart) must pull the mean down."): _first(_diagonals(cosines.abs(), torch.mean), lambda c: c < threshold),
+        N_("you averaged raw dot products <P_t, P_t+k>; divide each by ||P_t|| ||P_t+k|| to get the cosine, which does not depend on the rows' lengths."): _first(mean_dots, lambda c: c < threshold),
+        N_("you divided the dot products by the mean squared row length, one number for the whole table; divide each <P_t, P_t+k> by ||P_t|| ||P_t+k||, that pair's own lengths."): _first(mean_dots / lengths.pow(2).mean(), lambda c: c < threshold),
+        N_("you divided the mean dot product by the mean of ||P_t|| ||P_t+k|| (a ratio of means); take each pair's cosine first, then the mean of the cosines."): _first(mean_dots / _diagonals(torch.outer(lengths, lengths), torch.mean), lambda c: c < threshold),
+        N_("you compared every position with position 0 only; the curve averages cos(P_t, P_t+k) over every start t = 0 .. T-1-k."): _first(cosines[0], lambda c: c < threshold),
+        N_("you measured the distance ||P_t - P_t+k|| (and waited for it to pass the threshold), not the cosine similarity cos(P_t, P_t+k)."): _first(distances, lambda d: d > threshold),
+        N_("you subtracted the mean row before taking cosines; measure the rows as they are, with no centring."): _first(_diagonals(centred, torch.mean), lambda c: c < threshold),
+        N_("you divided each offset's sum by T; offset k has only T - k pairs (t = 0 .. T-1-k), so divide by T - k (the mean of that diagonal)."): _first(by_t, lambda c: c < threshold),
+        N_("you compared with 0.5 whatever the threshold; use the threshold the function is given."): _first(curve, lambda c: c < 0.5),
     }  # fmt: skip
 
 
@@ -148,7 +156,7 @@ def _last_offset_turn(n_pos: int, generator: torch.Generator) -> tuple[int, floa
 
 
 _KNOWN: dict[tuple, tuple[int, dict[str, int]]] = {}  # a case's answers, computed once
-_DRAWN: dict[int, list[Case]] = {}  # q4's inputs, by seed
+_DRAWN: dict[tuple[int, str], list[Case]] = {}  # q4's inputs, by seed and language
 
 
 def _case_answers(table: torch.Tensor, threshold: float) -> tuple[int, dict[str, int]]:
@@ -208,30 +216,38 @@ class FirstOffsetBelow(Question):
         "posenc_lib.analysis.learned_table.first_offset_below",
         "posenc_lib.analysis.learned_table.cosine_by_offset",
     )
-    slow_hint = (
+    slow_hint = N_(
         "MiniLM's table has about 130,000 pairs (t, t + k); one matrix product gives all their "
         "cosines at once."
     )
-    title = "Where does a learned table's similarity fade?"
+    title = N_("Where does a learned table's similarity fade?")
     timeout = 10.0  # per call: a correct answer with a Python loop over pairs takes 2-5 s
     hints = (
-        "The curve at offset k is the mean, over every start t = 0 .. T-1-k, of cos(P_t, P_t+k). "
-        "Start with the cosine of every pair: scale each row to length 1, then one matrix product.",
-        "In the (T, T) matrix of cosines, the pairs k apart are the k-th diagonal: "
-        "matrix.diagonal(k) has T - k entries. Its .mean() is the curve at offset k.",
-        "Walk k = 1, 2, ..., T - 1 and return the first k whose mean is below the threshold "
-        "(strictly: <). If none is, return T, the table's length.",
+        N_(
+            "The curve at offset k is the mean, over every start t = 0 .. T-1-k, of cos(P_t, P_t+k). "
+            "Start with the cosine of every pair: scale each row to length 1, then one matrix product."
+        ),
+        N_(
+            "In the (T, T) matrix of cosines, the pairs k apart are the k-th diagonal: "
+            "matrix.diagonal(k) has T - k entries. Its .mean() is the curve at offset k."
+        ),
+        N_(
+            "Walk k = 1, 2, ..., T - 1 and return the first k whose mean is below the threshold "
+            "(strictly: <). If none is, return T, the table's length."
+        ),
     )
 
     def cases(self, seed=0):
         # A draw takes a third of a second (MiniLM's table, the search for a smooth table), and
         # every check of the same seed asks again: keep the last few (the inputs are never
         # changed: the learner's function gets copies).
-        if seed not in _DRAWN:
+        # The inputs' descriptions are sentences: keep one draw per language shown.
+        key = (seed, get_language())
+        if key not in _DRAWN:
             if len(_DRAWN) >= 32:
                 _DRAWN.clear()
-            _DRAWN[seed] = self._draw(seed)
-        return list(_DRAWN[seed])
+            _DRAWN[key] = self._draw(seed)
+        return list(_DRAWN[key])
 
     def _draw(self, seed):
         from posenc_lib.models import minilm  # the real table, from the installed package (once)
@@ -258,29 +274,39 @@ class FirstOffsetBelow(Question):
             )
             last = _last_offset_turn(draws.randint(40, 90, generator), generator)
         real = minilm.position_weight()  # (512, 384) float32
-        name = "MiniLM's position table"
+        name = _("MiniLM's position table")
         if seed == 0:  # its curve dips at k = 3 and rises again before dropping below 0.3 at k = 8
             rising = Case(
-                (real, 0.3), f"table = {name}, shape {tuple(real.shape)}, threshold = 0.3"
+                (real, 0.3),
+                tr(
+                    "table = {name}, shape {shape}, threshold = 0.3",
+                    name=name,
+                    shape=tuple(real.shape),
+                ),
             )
         else:  # the same shape of curve, on a made table
             slow = 50.0 + draws.randint(0, 31, generator)
             ripple, ripple_threshold = _ripple_table(draws.randint(40, 90, generator), slow)
             rising = Case(
                 (ripple, ripple_threshold),
-                f"table = a fast turn on a slow one, {len(ripple)} positions, periods 6 and {slow:g}, threshold = {ripple_threshold} (the curve rises before it drops below)",
+                tr(
+                    "table = a fast turn on a slow one, {n} positions, periods 6 and {slow:g}, threshold = {threshold} (the curve rises before it drops below)",
+                    n=len(ripple),
+                    slow=slow,
+                    threshold=ripple_threshold,
+                ),
             )
         if seed:  # its first rows (with row 0, unlike the others): new, and quicker to check
             n_rows = draws.randint(160, 321, generator)
             real = real[:n_rows]  # (n_rows, 384)
-            name = f"the first {n_rows} rows of MiniLM's position table"
-        shape = f"shape {tuple(real.shape)}"
+            name = tr("the first {n_rows} rows of MiniLM's position table", n_rows=n_rows)
+        shape = tuple(real.shape)
         others = [
-            Case((_window_table(*window, generator), 0.5), f"table = sliding +-1 windows, shape {window}, threshold = 0.5"),
-            Case((real, real_threshold), f"table = {name}, {shape}, threshold = {real_threshold}"),
-            Case((_turning_table(*turning[:2]), turning[2]), f"table = one slow turn, {turning[0]} positions, period {turning[1]:g}, threshold = {turning[2]}"),
-            Case((_turning_table(*swinging[:2]), swinging[2]), f"table = a fast turn, {swinging[0]} positions, period {swinging[1]:g}, threshold = {swinging[2]} (the cosine swings below 0)"),
-            Case((_turning_table(*last[:2]), last[2]), f"table = a quarter turn, {last[0]} positions, period {last[1]:g}, threshold = {last[2]}"),
+            Case((_window_table(*window, generator), 0.5), tr("table = sliding +-1 windows, shape {shape}, threshold = 0.5", shape=window)),
+            Case((real, real_threshold), tr("table = {name}, shape {shape}, threshold = {threshold}", name=name, shape=shape, threshold=real_threshold)),
+            Case((_turning_table(*turning[:2]), turning[2]), tr("table = one slow turn, {n} positions, period {period:g}, threshold = {threshold}", n=turning[0], period=turning[1], threshold=turning[2])),
+            Case((_turning_table(*swinging[:2]), swinging[2]), tr("table = a fast turn, {n} positions, period {period:g}, threshold = {threshold} (the cosine swings below 0)", n=swinging[0], period=swinging[1], threshold=swinging[2])),
+            Case((_turning_table(*last[:2]), last[2]), tr("table = a quarter turn, {n} positions, period {period:g}, threshold = {threshold}", n=last[0], period=last[1], threshold=last[2])),
             rising,
         ]  # fmt: skip
         known = _answers(others)  # the fixed cases, computed once
@@ -288,7 +314,11 @@ class FirstOffsetBelow(Question):
             table = _smooth_table(*smooth, generator)
             first = Case(
                 (table, smooth_threshold),
-                f"table = a smooth table, shape {tuple(table.shape)}, threshold = {smooth_threshold}",
+                tr(
+                    "table = a smooth table, shape {shape}, threshold = {threshold}",
+                    shape=tuple(table.shape),
+                    threshold=smooth_threshold,
+                ),
             )
             right = learned_table.first_offset_below(table.double(), smooth_threshold)
             if 3 <= right < smooth[0] // 3 and _told_apart([first], known):
@@ -298,9 +328,11 @@ class FirstOffsetBelow(Question):
         table, _ = case.args
         n = table.shape[0]
         if isinstance(value, torch.Tensor) and value.numel() in (n, n - 1):
-            return "You returned the whole similarity curve; return one offset, the first k where it drops below the threshold."
+            return _(
+                "You returned the whole similarity curve; return one offset, the first k where it drops below the threshold."
+            )
         if isinstance(value, float):  # a whole 3.0 got the type policy's sentence already
-            return "Return an offset, a whole number of positions (an int), not a mean cosine."
+            return _("Return an offset, a whole number of positions (an int), not a mean cosine.")
         _, problem = as_int(value, "The offset")
         return problem  # the ints are judged together, in diagnose_all
 
@@ -310,23 +342,43 @@ class FirstOffsetBelow(Question):
         wrong_at = [i for i, (a, b) in enumerate(zip(got, rights, strict=True)) if a != b]
         if not wrong_at:
             return None
-        where = f" (Input: {cases[wrong_at[0]].describe}.)"
+        described = cases[wrong_at[0]].describe
+
+        def where(problem: str) -> str:
+            return tr("{problem} (Input: {case}.)", problem=problem, case=described)
+
         for sentence, answers in wrongs.items():  # a mistake that explains every answer
             if answers == got:
-                return "Close, but " + sentence + where
+                return where(_(CLOSE_BUT) + _(sentence))
         n_rows = [case.args[0].shape[0] for case in cases]
         if all(got[i] == n_rows[i] > rights[i] for i in wrong_at):
-            return f"Your function found no offset below the threshold, but one drops below it: search every offset k = 1 .. T - 1, up to the last (k = T - 1 has a single pair, P_0 and P_T-1), past the first few or the first half of the table, and past a place where the curve rises again.{where}"
+            return where(
+                _(
+                    "Your function found no offset below the threshold, but one drops below it: search every offset k = 1 .. T - 1, up to the last (k = T - 1 has a single pair, P_0 and P_T-1), past the first few or the first half of the table, and past a place where the curve rises again."
+                )
+            )
         if all(rights[i] == n_rows[i] for i in wrong_at):
             i = wrong_at[0]
-            return f"No offset of this table drops below the threshold; the question asks you to return T, the table's length, in that case, not {got[i]}.{where}"
+            return where(
+                tr(
+                    "No offset of this table drops below the threshold; the question asks you to return T, the table's length, in that case, not {got}.",
+                    got=got[i],
+                )
+            )
         i = wrong_at[0]
         named = _explains_misses(wrongs, got, wrong_at)
         if named:
-            return "Close, but " + named + where
+            return where(_(CLOSE_BUT) + _(named))
         if not 1 <= got[i] <= n_rows[i]:
-            return f"An offset between two positions of a {n_rows[i]}-row table is 1 .. {n_rows[i] - 1} (or {n_rows[i]} when none drops below).{where}"
-        return (
-            "Your offset is not the first k whose mean cosine over t = 0 .. T-1-k drops below the threshold: print your curve at offsets 1 to 10 and compare it with the lecture's."
-            + where
+            return where(
+                tr(
+                    "An offset between two positions of a {n}-row table is 1 .. {last} (or {n} when none drops below).",
+                    n=n_rows[i],
+                    last=n_rows[i] - 1,
+                )
+            )
+        return where(
+            _(
+                "Your offset is not the first k whose mean cosine over t = 0 .. T-1-k drops below the threshold: print your curve at offsets 1 to 10 and compare it with the lecture's."
+            )
         )

@@ -11,6 +11,7 @@ from posenc_lib.checks.answers import FLOAT, as_number, same_number
 from posenc_lib.checks.ch03.setting import NOTEBOOK, _memo
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q3: the direction gap -------------------------------------------------------------------------------
 
@@ -61,7 +62,7 @@ _GAP_MISTAKES = ("roll", "mean", "signed", "k = 1", "translation", "cosine", "wr
 
 @_memo  # the search for a telling table takes up to a second
 def _gap_tables(seed: int) -> tuple:
-    """q3's tables for ``seed`` and their descriptions: ((table, describe), ...)."""
+    """q3's tables for ``seed``: ((table, kind, size), ...), described by ``_describe``."""
     # Every draw holds, besides a sinusoidal table: a random one whose largest difference is
     # negative (so the sign matters); a ramp with an even T (its largest gaps use the largest
     # offset, where range(1, T // 2 + 1) runs into an offset with no position, and a wrapped
@@ -110,16 +111,33 @@ def _gap_tables(seed: int) -> tuple:
         if direction_gap(tiny) > 0.5:
             break
     return (
-        (sin_table, f"table = sinusoidal_encoding({n_sin}, {d_sin}, {base:g})"),
-        (ramp, f"table = a ({n_ramp}, {d_ramp}) table whose row t is about (t, t, ...)"),
-        (last_row, f"table = a random ({n_rand}, {d_rand}) table with a long last row"),
-        (first_row, f"table = a random ({n_rand}, {d_rand}) table with a long first row"),
-        (random_table, f"table = a random ({n_rand}, {d_rand}) table"),
-        (tiny, f"table = a random (3, {d_tiny}) table, the smallest allowed"),
+        (sin_table, "sinusoidal", (n_sin, d_sin, base)),
+        (ramp, "ramp", (n_ramp, d_ramp)),
+        (last_row, "last row", (n_rand, d_rand)),
+        (first_row, "first row", (n_rand, d_rand)),
+        (random_table, "random", (n_rand, d_rand)),
+        (tiny, "tiny", (3, d_tiny)),
     )
 
 
-_WRAPS = (
+def _describe(kind: str, size: tuple) -> str:
+    """A q3 table's description, in the language in use (built when shown, not memoized)."""
+    if kind == "sinusoidal":
+        n, d, base = size
+        return f"table = sinusoidal_encoding({n}, {d}, {base:g})"
+    n, d = size
+    if kind == "ramp":
+        return tr("table = a ({n}, {d}) table whose row t is about (t, t, ...)", n=n, d=d)
+    if kind == "last row":
+        return tr("table = a random ({n}, {d}) table with a long last row", n=n, d=d)
+    if kind == "first row":
+        return tr("table = a random ({n}, {d}) table with a long first row", n=n, d=d)
+    if kind == "random":
+        return tr("table = a random ({n}, {d}) table", n=n, d=d)
+    return tr("table = a random ({n}, {d}) table, the smallest allowed", n=n, d=d)
+
+
+_WRAPS = N_(
     "your pairs wrap around the ends of the table (torch.roll does that, and so does a negative "
     "index t - k, which counts from the end): near the ends t gets paired with rows that are not k "
     "steps away. Keep only the t with both t - k and t + k inside the table, t = k .. T - 1 - k."
@@ -129,21 +147,27 @@ _WRAPS = (
 class DirectionGap(Question):
     name, function, points, notebook = "q3", "direction_gap", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.direction_gap",)
-    title = "Measure whether a position table has a direction"
+    title = N_("Measure whether a position table has a direction")
     hints = (
-        "G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>.",
-        "For each k from 1 to (T - 1) // 2, the positions t with both t - k and t + k in the table "
-        "are t = k .. T - 1 - k. Compare G[t, t + k] with G[t, t - k] for those t.",
-        "Keep the largest absolute difference over all k and t, and return it as a float. "
-        "G.diagonal(k) lists G[t, t + k] for t = 0, 1, ...; slice it to the t you need.",
+        N_("G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>."),
+        N_(
+            "For each k from 1 to (T - 1) // 2, the positions t with both t - k and t + k in the table "
+            "are t = k .. T - 1 - k. Compare G[t, t + k] with G[t, t - k] for those t."
+        ),
+        N_(
+            "Keep the largest absolute difference over all k and t, and return it as a float. "
+            "G.diagonal(k) lists G[t, t + k] for t = 0, 1, ...; slice it to the t you need."
+        ),
     )
 
     def cases(self, seed=0):
-        return [Case((table.clone(),), describe) for table, describe in _gap_tables(seed)]
+        return [
+            Case((table.clone(),), _describe(kind, size)) for table, kind, size in _gap_tables(seed)
+        ]
 
     def diagnose(self, case, value):
         (table,) = case.args
-        got, problem = as_number(value, "The direction gap")
+        got, problem = as_number(value, N_("The direction gap"))
         if problem:
             return problem
         pe = table.double()
@@ -151,20 +175,24 @@ class DirectionGap(Question):
         if same_number(got, want, atol=1e-5):
             return None
         if pe.shape[0] == 3 and abs(got) < 1e-9 and want > 1e-3:
-            return "Your gap is 0 for a 3-row table, the smallest the question allows: there the one offset k = 1 and the one position t = 1 count (rows 0, 1, 2). Does your range of k, or of t, come out empty for T = 3?"
+            return _(
+                "Your gap is 0 for a 3-row table, the smallest the question allows: there the one offset k = 1 and the one position t = 1 count (rows 0, 1, 2). Does your range of k, or of t, come out empty for T = 3?"
+            )
         if got == 0.0 or (abs(got) < 1e-9 and want > 1e-3):
-            return "Your gap is 0 for a table that has a direction. If you compared <PE_t, PE_(t+k)> with <PE_(t+k), PE_t>: a dot product does not care about the order of its two vectors, so that difference is 0 for every table and proves nothing. Compare position t's dot product with the one k steps ahead and with the one k steps behind."
+            return _(
+                "Your gap is 0 for a table that has a direction. If you compared <PE_t, PE_(t+k)> with <PE_(t+k), PE_t>: a dot product does not care about the order of its two vectors, so that difference is 0 for every table and proves nothing. Compare position t's dot product with the one k steps ahead and with the one k steps behind."
+            )
         mistakes = [
             ("roll", _WRAPS),
-            ("mean", "the gap is the largest absolute difference, not the mean."),
-            ("signed", "take the absolute value before the max: a difference of -0.3 counts as much as +0.3."),
-            ("k = 1", "you only tried k = 1; try every offset k = 1 .. (T - 1) // 2."),
-            ("translation", "you compared <PE_t, PE_(t+k)> with <PE_0, PE_k>: that tests whether the dot product depends on t. The question compares the neighbour k steps ahead with the one k steps behind, from the same t."),
-            ("cosine", "you normalised the vectors (cosine similarity); the question asks about the plain dot product <PE_t, PE_s>."),
-            ("k short", "your offsets stop one short: k runs from 1 up to (T - 1) // 2, included (for an odd T, range(1, T // 2) misses the last one)."),
+            ("mean", N_("the gap is the largest absolute difference, not the mean.")),
+            ("signed", N_("take the absolute value before the max: a difference of -0.3 counts as much as +0.3.")),
+            ("k = 1", N_("you only tried k = 1; try every offset k = 1 .. (T - 1) // 2.")),
+            ("translation", N_("you compared <PE_t, PE_(t+k)> with <PE_0, PE_k>: that tests whether the dot product depends on t. The question compares the neighbour k steps ahead with the one k steps behind, from the same t.")),
+            ("cosine", N_("you normalised the vectors (cosine similarity); the question asks about the plain dot product <PE_t, PE_s>.")),
+            ("k short", N_("your offsets stop one short: k runs from 1 up to (T - 1) // 2, included (for an odd T, range(1, T // 2) misses the last one).")),
             ("wrap behind", _WRAPS),
-            ("short range", "your range of t stops one short: t runs from k up to T - 1 - k, included."),
-            ("t late", "your range of t starts one late: t runs from k (where t - k = 0, the first row) up to T - 1 - k."),
+            ("short range", N_("your range of t stops one short: t runs from k up to T - 1 - k, included.")),
+            ("t late", N_("your range of t starts one late: t runs from k (where t - k = 0, the first row) up to T - 1 - k.")),
         ]  # fmt: skip
         named = named_mistake(
             ((_gap_variant(pe, kind), sentence) for kind, sentence in mistakes),
@@ -173,5 +201,7 @@ class DirectionGap(Question):
         if named:
             return named
         if got < 0:
-            return "A gap is a size: it cannot be negative."
-        return "Your gap differs from the largest |<PE_t, PE_(t+k)> - <PE_t, PE_(t-k)>| over t and k; check which pairs of rows you compare."
+            return _("A gap is a size: it cannot be negative.")
+        return _(
+            "Your gap differs from the largest |<PE_t, PE_(t+k)> - <PE_t, PE_(t-k)>| over t and k; check which pairs of rows you compare."
+        )

@@ -13,6 +13,8 @@ from posenc_lib.checks.answers import FLOAT, as_number
 from posenc_lib.checks.ch03.setting import F64, NOTEBOOK, _memo
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.verdicts import FAIL, PASS
+from posenc_lib.i18n import N_, _, tr
 
 # -- q4: the smallest base -------------------------------------------------------------------------------
 
@@ -96,7 +98,7 @@ def _base_list(kind, n, b0, d, sharp, generator):
     picks = torch.randperm(len(below), generator=generator)[:2].tolist()
     chosen = [below[j] for j in picks] + ([b0] if kind == 0 else []) + [answer, c, p1, p2]
     chosen = list(dict.fromkeys([*chosen, 1000.0]))
-    for _ in range(20):  # an order whose first working candidate is p2
+    for _attempt in range(20):  # an order whose first working candidate is p2
         order = torch.randperm(len(chosen), generator=generator).tolist()
         listed = tuple(chosen[j] for j in order)
         if next(b for b in listed if b in works or b == 1000.0) == p2:
@@ -159,16 +161,22 @@ def _first(candidates, test):
 class SmallestBase(Question):
     name, function, points, notebook = "q4", "smallest_base", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.smallest_unambiguous_base",)
-    title = "Find the smallest base that keeps every position unambiguous"
+    title = N_("Find the smallest base that keeps every position unambiguous")
     timeout = 15.0  # a correct answer that builds a table per candidate needs a few seconds
     hints = (
-        "Positions are unambiguous when dist(k) = ||PE_(t+k) - PE_t|| is larger than dist(1) for every "
-        "offset k = 2 .. n_positions - 1. dist does not depend on t, so compare row 0 with every row.",
-        "For one base: build the table (your q1), distance = (table - table[0]).norm(dim=-1), then "
-        "test (distance[2:] > distance[1]).all(). No (T, T) matrix needed.",
-        "Sort the candidates (the lists come in any order), try them from the smallest up and return "
-        "the first that passes. Do not stop at the first failure after a pass, and do not bisect: a "
-        "larger base is not always safer.",
+        N_(
+            "Positions are unambiguous when dist(k) = ||PE_(t+k) - PE_t|| is larger than dist(1) for every "
+            "offset k = 2 .. n_positions - 1. dist does not depend on t, so compare row 0 with every row."
+        ),
+        N_(
+            "For one base: build the table (your q1), distance = (table - table[0]).norm(dim=-1), then "
+            "test (distance[2:] > distance[1]).all(). No (T, T) matrix needed."
+        ),
+        N_(
+            "Sort the candidates (the lists come in any order), try them from the smallest up and return "
+            "the first that passes. Do not stop at the first failure after a pass, and do not bisect: a "
+            "larger base is not always safer."
+        ),
     )
 
     def cases(self, seed=0):
@@ -191,22 +199,39 @@ class SmallestBase(Question):
 
     def _judge(self, cases, outcomes):
         status, message = super()._judge(cases, outcomes)
-        if "returned None" in message:
-            message += " (If no candidate passed your test: every list here holds one that works. Start the offsets at k = 2, so that no position is compared with itself or its neighbour.)"
+        # Decided on the outcomes, not on the message's words (the message may be in Chinese):
+        # the verdict is "returned None" when the first None comes after cases that all passed.
+        first_none = next(
+            (i for i, o in enumerate(outcomes) if o.kind == "returned" and o.value is None), None
+        )
+        if (
+            status == FAIL
+            and first_none is not None
+            and (
+                first_none == 0
+                or super()._judge(cases[:first_none], outcomes[:first_none])[0] == PASS
+            )
+        ):
+            message += _(
+                " (If no candidate passed your test: every list here holds one that works. Start the "
+                "offsets at k = 2, so that no position is compared with itself or its neighbour.)"
+            )
         return status, message
 
     def diagnose(self, case, value):
         n, d, candidates = case.args
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             if value not in candidates and 0 <= value < len(candidates):
-                return "You returned a position in the list; return the base itself (an element of candidates)."
-        got, problem = as_number(value, "The base")
+                return _(
+                    "You returned a position in the list; return the base itself (an element of candidates)."
+                )
+        got, problem = as_number(value, N_("The base"))
         if problem:
             return problem
         # float32 rounding (torch.tensor(candidates)) moves 1.6 to 1.600000023841858: still 1.6
         match = [b for b in candidates if math.isclose(got, b, rel_tol=_SAME_BASE)]
         if not match:
-            return f"Return one of the candidates; {got:g} is not in the list."
+            return tr("Return one of the candidates; {got:g} is not in the list.", got=got)
         got = match[0]
         ordered = sorted(candidates)
         want = _first(ordered, lambda b: _unambiguous(n, d, b))
@@ -216,22 +241,28 @@ class SmallestBase(Question):
         last_fail = max((b for b in ordered if b not in passing), default=None)
         monotone = _first(ordered, lambda b: last_fail is None or b > last_fail)
         mistakes = [
-            (_first(ordered, lambda b: 2 * math.pi * b >= n), "you used the popular wavelength rule, 2 pi * base >= n_positions. The lecture measured it: the longest wavelength is not a uniqueness bound. Test the criterion itself, dist(k) > dist(1) for k = 2 .. n_positions - 1."),
-            (_first(ordered, lambda b: 2 * math.pi * b ** ((d - 2) / d) >= n), "you asked for the longest wavelength, 2 pi * base ** ((d-2)/d), to cover n_positions. The lecture measured that this is not a uniqueness bound: test dist(k) > dist(1) for k = 2 .. n_positions - 1."),
-            (_first(ordered, lambda b: b >= n), "you used the rule 'the base must exceed the context length'; the lecture shows it is not needed for unambiguous positions. Test dist(k) > dist(1) for k = 2 .. n_positions - 1."),
+            (_first(ordered, lambda b: 2 * math.pi * b >= n), N_("you used the popular wavelength rule, 2 pi * base >= n_positions. The lecture measured it: the longest wavelength is not a uniqueness bound. Test the criterion itself, dist(k) > dist(1) for k = 2 .. n_positions - 1.")),
+            (_first(ordered, lambda b: 2 * math.pi * b ** ((d - 2) / d) >= n), N_("you asked for the longest wavelength, 2 pi * base ** ((d-2)/d), to cover n_positions. The lecture measured that this is not a uniqueness bound: test dist(k) > dist(1) for k = 2 .. n_positions - 1.")),
+            (_first(ordered, lambda b: b >= n), N_("you used the rule 'the base must exceed the context length'; the lecture shows it is not needed for unambiguous positions. Test dist(k) > dist(1) for k = 2 .. n_positions - 1.")),
             # checked early: a learner whose q1 passed has the right table, so an answer that is
             # the first working candidate in list order most likely skipped the sort
-            (_first(candidates, lambda b: _unambiguous(n, d, b)), "you returned the first candidate that works in the list's order; this list is not sorted, and a smaller candidate further on works too. Sort the candidates first (or keep the smallest that works)."),
-            (_first(ordered, lambda b: _unambiguous(n + 1, d, b)), "you tested one offset too many: positions run 0 .. n_positions - 1, so the offsets run up to n_positions - 1, not n_positions."),
-            (_first(ordered, lambda b: _unambiguous(n, d, b, last=n - 2)), f"your search stopped before the last offset: with your base, the only offset as close as neighbours is k = n_positions - 1 = {n - 1} (positions 0 and {n - 1}), and the offsets run up to it, included."),
-            (monotone, "you assumed that once a base works every larger one does, and returned the first candidate after the last failure. A larger base is not always safer: a smaller candidate already keeps every position unambiguous."),
-            (_first(ordered, lambda b: _unambiguous(n, d, b, exponent="i/d")), "your table's frequencies use base ** (-i / d_model); pair i turns at base ** (-2i / d_model) (q1)."),
-            (ordered[-1], "you returned the largest candidate; the question asks for the smallest one that keeps every position unambiguous."),
+            (_first(candidates, lambda b: _unambiguous(n, d, b)), N_("you returned the first candidate that works in the list's order; this list is not sorted, and a smaller candidate further on works too. Sort the candidates first (or keep the smallest that works).")),
+            (_first(ordered, lambda b: _unambiguous(n + 1, d, b)), N_("you tested one offset too many: positions run 0 .. n_positions - 1, so the offsets run up to n_positions - 1, not n_positions.")),
+            (_first(ordered, lambda b: _unambiguous(n, d, b, last=n - 2)), tr("your search stopped before the last offset: with your base, the only offset as close as neighbours is k = n_positions - 1 = {last} (positions 0 and {last}), and the offsets run up to it, included.", last=n - 1)),
+            (monotone, N_("you assumed that once a base works every larger one does, and returned the first candidate after the last failure. A larger base is not always safer: a smaller candidate already keeps every position unambiguous.")),
+            (_first(ordered, lambda b: _unambiguous(n, d, b, exponent="i/d")), N_("your table's frequencies use base ** (-i / d_model); pair i turns at base ** (-2i / d_model) (q1).")),
+            (ordered[-1], N_("you returned the largest candidate; the question asks for the smallest one that keeps every position unambiguous.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: wrong is not None and got == wrong)
         if named:
             return named
         if not _unambiguous(n, d, got):
             k = confusion(n, d, got).first_offset
-            return f"With base {got:g}, positions {k} steps apart are at least as close as neighbours (dist({k}) <= dist(1)), so this base does not keep every position unambiguous."
-        return "Your base keeps every position unambiguous, but a smaller candidate does too: return the smallest."
+            return tr(
+                "With base {got:g}, positions {k} steps apart are at least as close as neighbours (dist({k}) <= dist(1)), so this base does not keep every position unambiguous.",
+                got=got,
+                k=k,
+            )
+        return _(
+            "Your base keeps every position unambiguous, but a smaller candidate does too: return the smallest."
+        )

@@ -11,6 +11,7 @@ from posenc_lib.checks.answers import TENSOR, as_tensor, close
 from posenc_lib.checks.ch03.setting import F64, NOTEBOOK, _table
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q1: the sinusoidal table -------------------------------------------------------------------------
 
@@ -23,13 +24,19 @@ class SinusoidalTable(Question):
         "posenc_lib.analysis.ch03_sinusoid.tensor2tensor_encoding",
         "transformers.models.distilbert.modeling_distilbert.create_sinusoidal_embeddings",
     )
-    title = "Build the sinusoidal table"
+    title = N_("Build the sinusoidal table")
     hints = (
-        "Make a column of positions t = 0 .. T-1, shape (T, 1), and a row of frequencies "
-        "w_i = base ** (-2i / D) for the pair index i = 0 .. D/2 - 1, shape (D/2,).",
-        "Their product is a (T, D/2) table of angles. Column 2i holds sin of the angle, column "
-        "2i + 1 its cos: stack (sin, cos) on a new last axis and reshape to (T, D).",
-        "torch.arange(0, d_model, 2) gives 2i directly; use a float dtype (dtype=torch.float64).",
+        N_(
+            "Make a column of positions t = 0 .. T-1, shape (T, 1), and a row of frequencies "
+            "w_i = base ** (-2i / D) for the pair index i = 0 .. D/2 - 1, shape (D/2,)."
+        ),
+        N_(
+            "Their product is a (T, D/2) table of angles. Column 2i holds sin of the angle, column "
+            "2i + 1 its cos: stack (sin, cos) on a new last axis and reshape to (T, D)."
+        ),
+        N_(
+            "torch.arange(0, d_model, 2) gives 2i directly; use a float dtype (dtype=torch.float64)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -49,34 +56,50 @@ class SinusoidalTable(Question):
         n, d, base = case.args
         if isinstance(value, torch.Tensor) and value.dim() == 2:
             if tuple(value.shape) == (d, n):
-                return f"Your table has shape {(d, n)}: it is transposed. Return one row per position, shape (n_positions, d_model) = {(n, d)}."
+                return tr(
+                    "Your table has shape {shape}: it is transposed. Return one row per position, shape (n_positions, d_model) = {want}.",
+                    shape=(d, n),
+                    want=(n, d),
+                )
             if value.shape[1] == d and value.shape[0] in (n - 1, n + 1):
-                return f"Your table has {value.shape[0]} rows; it needs one per position 0 .. n_positions - 1, that is {n} rows."
+                return tr(
+                    "Your table has {rows} rows; it needs one per position 0 .. n_positions - 1, that is {n} rows.",
+                    rows=value.shape[0],
+                    n=n,
+                )
         if isinstance(value, torch.Tensor) and value.dtype in (torch.float16, torch.bfloat16):
-            return f"Your table holds {value.dtype}, too coarse for this check: it keeps about {3 if value.dtype == torch.float16 else 2} significant digits, and the check compares to 4. Build the table in float32 or float64 (and compute the angles in it too)."
-        got, problem = as_tensor(value, "The table", (n, d))
+            return tr(
+                "Your table holds {dtype}, too coarse for this check: it keeps about {digits} significant digits, and the check compares to 4. Build the table in float32 or float64 (and compute the angles in it too).",
+                dtype=value.dtype,
+                digits=3 if value.dtype == torch.float16 else 2,
+            )
+        got, problem = as_tensor(value, N_("The table"), (n, d))
         if problem:
             return problem
         want = _table(n, d, base)
         if close(got, want):
             return None
         mistakes = [
-            (_table(n, d, base, first=torch.cos, second=torch.sin), "sin and cos are swapped: column 2i holds sin(t w_i) and column 2i + 1 holds cos(t w_i), so row 0 starts 0, 1, 0, 1, ..."),
-            (_table(n, d, base, exponent="i/d"), "your frequencies use base ** (-i / d_model) with the pair index i; the exponent is 2i / d_model (equivalently, the column index of the sin column over d_model), so the slowest pair reaches base ** (-(d-2)/d)."),
-            (_table(n, d, base, exponent="per column"), "each column uses its own index j in base ** (-j / d_model), so a cos column runs at a slightly different frequency from its sin partner. Both columns of pair i must share w_i = base ** (-2i / d_model)."),
-            (_table(n, d, base, start=1), "your positions start at 1; they run 0 .. n_positions - 1, so row 0 is (0, 1, 0, 1, ...)."),
-            (to_concatenated(want), "you put all the sines first and all the cosines after ([sin | cos], as tensor2tensor does). This question asks for the interleaved layout of Vaswani et al.: (sin, cos) pairs side by side. Same numbers, columns in another order."),
-            (to_concatenated(_table(n, d, base, exponent="t2t")), "this is tensor2tensor's variant: [sin | cos] blocks and exponent i / (d/2 - 1). The question asks for Vaswani et al.'s: interleaved (sin, cos) pairs with exponent 2i / d_model."),
-            (_multiplied(n, d, base), "you multiply t by base ** (2i / d_model); divide instead, t / base ** (2i / d_model), so that the frequencies fall from 1 to about 1 / base."),
-            (_table(n, d, 10000.0), f"you used base 10000 whatever the argument; use the `base` passed in (here {base:g})."),
-            (_table(n, d, base, second=torch.sin), "every column is a sine; the odd columns (2i + 1) hold the cosine."),
+            (_table(n, d, base, first=torch.cos, second=torch.sin), N_("sin and cos are swapped: column 2i holds sin(t w_i) and column 2i + 1 holds cos(t w_i), so row 0 starts 0, 1, 0, 1, ...")),
+            (_table(n, d, base, exponent="i/d"), N_("your frequencies use base ** (-i / d_model) with the pair index i; the exponent is 2i / d_model (equivalently, the column index of the sin column over d_model), so the slowest pair reaches base ** (-(d-2)/d).")),
+            (_table(n, d, base, exponent="per column"), N_("each column uses its own index j in base ** (-j / d_model), so a cos column runs at a slightly different frequency from its sin partner. Both columns of pair i must share w_i = base ** (-2i / d_model).")),
+            (_table(n, d, base, start=1), N_("your positions start at 1; they run 0 .. n_positions - 1, so row 0 is (0, 1, 0, 1, ...).")),
+            (to_concatenated(want), N_("you put all the sines first and all the cosines after ([sin | cos], as tensor2tensor does). This question asks for the interleaved layout of Vaswani et al.: (sin, cos) pairs side by side. Same numbers, columns in another order.")),
+            (to_concatenated(_table(n, d, base, exponent="t2t")), N_("this is tensor2tensor's variant: [sin | cos] blocks and exponent i / (d/2 - 1). The question asks for Vaswani et al.'s: interleaved (sin, cos) pairs with exponent 2i / d_model.")),
+            (_multiplied(n, d, base), N_("you multiply t by base ** (2i / d_model); divide instead, t / base ** (2i / d_model), so that the frequencies fall from 1 to about 1 / base.")),
+            (_table(n, d, 10000.0), tr("you used base 10000 whatever the argument; use the `base` passed in (here {base:g}).", base=base)),
+            (_table(n, d, base, second=torch.sin), N_("every column is a sine; the odd columns (2i + 1) hold the cosine.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
         if close(got[0], want[0]):
-            return "Row 0 is right but later rows are not: check the frequencies w_i = base ** (-2i / d_model) and that each angle is t * w_i."
-        return "The table has the right shape but not the right values: compare one entry by hand with sin(t / base ** (2i / d_model))."
+            return _(
+                "Row 0 is right but later rows are not: check the frequencies w_i = base ** (-2i / d_model) and that each angle is t * w_i."
+            )
+        return _(
+            "The table has the right shape but not the right values: compare one entry by hand with sin(t / base ** (2i / d_model))."
+        )
 
 
 def _multiplied(n, d, base):
@@ -108,15 +131,19 @@ def _concatenated_layout(m):
 class ShiftMatrix(Question):
     name, function, points, notebook = "q2", "shift_matrix", 3, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.absolute.sinusoidal_shift_matrix",)
-    title = "Build M_k, the matrix that moves every position k steps"
+    title = N_("Build M_k, the matrix that moves every position k steps")
     hints = (
-        "Work one pair at a time: with a = t w_i and b = k w_i, sin(a + b) = sin a cos b + cos a "
-        "sin b and cos(a + b) = cos a cos b - sin a sin b. Write these as a 2x2 matrix acting on "
-        "the column (sin a, cos a): its entries hold b only, so it is the same for every t.",
-        "M_k is zero outside 2x2 blocks on its diagonal: block i sits in rows and columns 2i, "
-        "2i + 1 and uses b = k * w_i, with w_i = base ** (-2i / d_model). torch.block_diag(*blocks) "
-        "assembles the blocks.",
-        "Block i is [[cos b, sin b], [-sin b, cos b]] with b = k * w_i.",
+        N_(
+            "Work one pair at a time: with a = t w_i and b = k w_i, sin(a + b) = sin a cos b + cos a "
+            "sin b and cos(a + b) = cos a cos b - sin a sin b. Write these as a 2x2 matrix acting on "
+            "the column (sin a, cos a): its entries hold b only, so it is the same for every t."
+        ),
+        N_(
+            "M_k is zero outside 2x2 blocks on its diagonal: block i sits in rows and columns 2i, "
+            "2i + 1 and uses b = k * w_i, with w_i = base ** (-2i / d_model). torch.block_diag(*blocks) "
+            "assembles the blocks."
+        ),
+        N_("Block i is [[cos b, sin b], [-sin b, cos b]] with b = k * w_i."),
     )
 
     def cases(self, seed=0):
@@ -144,15 +171,17 @@ class ShiftMatrix(Question):
         if close(got, want, atol=1e-5):
             return None
         mistakes = [
-            (_shift(k, d, base, sign=-1.0), "your M moves every position k steps the wrong way: it maps PE_t to PE_(t-k), not PE_(t+k). That is the transpose of M_k (a rotation by +k w_i of the pair (sin, cos), or M written for row vectors). Check it on one pair: (sin a, cos a) must become (sin(a + b), cos(a + b))."),
-            (_shift(1, d, base), "your M shifts by one position whatever k is: the angle of pair i is k * w_i."),
-            (_shift(k, d, base, exponent="i/d"), "your frequencies use base ** (-i / d_model); pair i turns at w_i = base ** (-2i / d_model)."),
-            (_shift(k, d, base, with_frequency=False), "every block turns by k radians; block i must turn by k * w_i, the angle pair i advances in k steps."),
-            (_shift(k, d, 10000.0), f"you used base 10000 whatever the argument; use the `base` passed in (here {base:g})."),
-            (_concatenated_layout(want), "your M is written for the [sin | cos] layout; here the pairs are interleaved, pair i in rows and columns 2i and 2i + 1."),
+            (_shift(k, d, base, sign=-1.0), N_("your M moves every position k steps the wrong way: it maps PE_t to PE_(t-k), not PE_(t+k). That is the transpose of M_k (a rotation by +k w_i of the pair (sin, cos), or M written for row vectors). Check it on one pair: (sin a, cos a) must become (sin(a + b), cos(a + b)).")),
+            (_shift(1, d, base), N_("your M shifts by one position whatever k is: the angle of pair i is k * w_i.")),
+            (_shift(k, d, base, exponent="i/d"), N_("your frequencies use base ** (-i / d_model); pair i turns at w_i = base ** (-2i / d_model).")),
+            (_shift(k, d, base, with_frequency=False), N_("every block turns by k radians; block i must turn by k * w_i, the angle pair i advances in k steps.")),
+            (_shift(k, d, 10000.0), tr("you used base 10000 whatever the argument; use the `base` passed in (here {base:g}).", base=base)),
+            (_concatenated_layout(want), N_("your M is written for the [sin | cos] layout; here the pairs are interleaved, pair i in rows and columns 2i and 2i + 1.")),
         ]  # fmt: skip
         if close(got, torch.eye(d, dtype=F64), atol=1e-5):
-            return "Your M is the identity: it leaves every position where it is. Each 2x2 block must turn pair i by the angle k * w_i."
+            return _(
+                "Your M is the identity: it leaves every position where it is. Each 2x2 block must turn pair i by the angle k * w_i."
+            )
         named = named_mistake(mistakes, lambda wrong: close(got, wrong, atol=1e-5))
         if named:
             return named
@@ -160,5 +189,9 @@ class ShiftMatrix(Question):
         for i in range(d // 2):
             off_block[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = 0
         if float(off_block.abs().max()) > 1e-6:
-            return "Your M mixes different pairs: pair i of PE_(t+k) depends only on pair i of PE_t, so M is zero outside the 2x2 blocks on its diagonal."
-        return "M_k does not map PE_t to PE_(t+k): check one 2x2 block against the angle-addition formulas."
+            return _(
+                "Your M mixes different pairs: pair i of PE_(t+k) depends only on pair i of PE_t, so M is zero outside the 2x2 blocks on its diagonal."
+            )
+        return _(
+            "M_k does not map PE_t to PE_(t+k): check one 2x2 block against the angle-addition formulas."
+        )

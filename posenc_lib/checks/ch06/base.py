@@ -10,6 +10,7 @@ from posenc_lib.checks.answers import FLOAT, as_number, same_number
 from posenc_lib.checks.ch06.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _
 
 # float64 work is exact to ~1e-15; float32 work ((L / 2 pi) in float32, then a power near 1) is
 # off by ~1e-7 relative. Every named mistake is at least 1% away on every case drawn.
@@ -24,12 +25,16 @@ def _base(length, d, *, circle=2 * math.pi, exponent=None):
 class SmallestBase(Question):
     name, function, points, notebook = "q5", "smallest_base", 1, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch06_beyond.smallest_base",)
-    title = "The smallest base whose slowest pair turns at most once over a context"
+    title = N_("The smallest base whose slowest pair turns at most once over a context")
     hints = (
-        "Pair i turns theta_i = base ** (-2i / D) radians per position, so one turn takes "
-        "2 pi / theta_i positions: its wavelength. The slowest pair is the last one, i = D/2 - 1.",
-        "Set the slowest wavelength equal to the context: 2 pi * base ** ((D - 2) / D) = L, and "
-        "solve for the base.",
+        N_(
+            "Pair i turns theta_i = base ** (-2i / D) radians per position, so one turn takes "
+            "2 pi / theta_i positions: its wavelength. The slowest pair is the last one, i = D/2 - 1."
+        ),
+        N_(
+            "Set the slowest wavelength equal to the context: 2 pi * base ** ((D - 2) / D) = L, and "
+            "solve for the base."
+        ),
     )
 
     def cases(self, seed=0):
@@ -47,27 +52,31 @@ class SmallestBase(Question):
 
     def diagnose(self, case, value):
         length, d = case.args
-        got, problem = as_number(value, "The base")
+        got, problem = as_number(value, N_("The base"))
         if problem:
             return problem
         want = smallest_base(length, d)
         if same_number(got, want, BASE_RTOL, 0.0):
             return None
         mistakes = [
-            (float(length), "you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength is 2 pi * base ** ((D - 2) / D), which reaches L at a smaller base."),
-            (_base(length, d, circle=1.0), "you left out the 2 pi: a wavelength is 2 pi / theta positions, not 1 / theta."),
-            (_base(length, d, circle=1 / (2 * math.pi)), "you multiplied by 2 pi where you should divide: 2 pi * base ** ((D - 2) / D) = L gives base ** ((D - 2) / D) = L / (2 pi)."),
-            (_base(length, d, circle=math.pi), "you used pi; one full turn is 2 pi radians."),
-            (_base(length, d, exponent=1.0), "you took the slowest frequency as 1 / base (pair i = D/2); the last pair is i = D/2 - 1, theta = base ** (-(D - 2) / D)."),
-            (_base(length, d, exponent=(d - 2) / d), "your exponent is upside down: base ** ((D - 2) / D) = L / (2 pi) gives base = (L / (2 pi)) ** (D / (D - 2))."),
-            (_base(length, d, exponent=d / 2), "you used pair 1 (theta = base ** (-2 / D)), the fastest but one; the slowest pair is the last, i = D/2 - 1."),
-            (_base(length, d, exponent=d / (d - 4)), "you used D/2 where D belongs: theta_i = base ** (-2i / D) with D = head_dim, not the number of pairs."),
-            (float(math.ceil(want)), "you rounded up to a whole number; return the exact value (the base can be any real number)."),
-            (2 * math.pi * length ** ((d - 2) / d), "you returned the slowest wavelength of base = L; return the base whose slowest wavelength is L."),
+            (float(length), N_("you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength is 2 pi * base ** ((D - 2) / D), which reaches L at a smaller base.")),
+            (_base(length, d, circle=1.0), N_("you left out the 2 pi: a wavelength is 2 pi / theta positions, not 1 / theta.")),
+            (_base(length, d, circle=1 / (2 * math.pi)), N_("you multiplied by 2 pi where you should divide: 2 pi * base ** ((D - 2) / D) = L gives base ** ((D - 2) / D) = L / (2 pi).")),
+            (_base(length, d, circle=math.pi), N_("you used pi; one full turn is 2 pi radians.")),
+            (_base(length, d, exponent=1.0), N_("you took the slowest frequency as 1 / base (pair i = D/2); the last pair is i = D/2 - 1, theta = base ** (-(D - 2) / D).")),
+            (_base(length, d, exponent=(d - 2) / d), N_("your exponent is upside down: base ** ((D - 2) / D) = L / (2 pi) gives base = (L / (2 pi)) ** (D / (D - 2)).")),
+            (_base(length, d, exponent=d / 2), N_("you used pair 1 (theta = base ** (-2 / D)), the fastest but one; the slowest pair is the last, i = D/2 - 1.")),
+            (_base(length, d, exponent=d / (d - 4)), N_("you used D/2 where D belongs: theta_i = base ** (-2i / D) with D = head_dim, not the number of pairs.")),
+            (float(math.ceil(want)), N_("you rounded up to a whole number; return the exact value (the base can be any real number).")),
+            (2 * math.pi * length ** ((d - 2) / d), N_("you returned the slowest wavelength of base = L; return the base whose slowest wavelength is L.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: same_number(got, wrong, BASE_RTOL, 0.0))
         if named:
             return named
         if got > length:
-            return "Your base is larger than the context length; solve 2 pi * base ** ((D - 2) / D) = L for the base."
-        return "Your base differs from the one whose slowest pair (i = D/2 - 1) turns exactly once over the context."
+            return _(
+                "Your base is larger than the context length; solve 2 pi * base ** ((D - 2) / D) = L for the base."
+            )
+        return _(
+            "Your base differs from the one whose slowest pair (i = D/2 - 1) turns exactly once over the context."
+        )

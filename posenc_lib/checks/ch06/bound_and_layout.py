@@ -15,9 +15,11 @@ from posenc_lib.analysis.ch06_rope import (
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, near, same_number
 from posenc_lib.checks.ch06.setting import F64, NOTEBOOK, _other
-from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.diagnosis import CLOSE_BUT, named_mistake
 from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import TooMany
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 # -- q3: RoFormer's decay bound ----------------------------------------------------------------------
 
@@ -48,14 +50,20 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
 class DecayBound(Question):
     name, function, points, notebook = "q3", "decay_bound", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch06_rope.decay_bound",)
-    title = "RoFormer's relative upper bound at one distance"
+    title = N_("RoFormer's relative upper bound at one distance")
     hints = (
-        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the phase of pair i at distance delta is "
-        "delta * theta_i.",
-        "S_j is the sum of the first j phases exp(1j * delta * theta_i): a cumulative sum "
-        "(torch.cumsum) of cos and of sin, with |S_j| = sqrt(real^2 + imag^2), for j = 1 .. D/2.",
-        "The bound is the mean of the D/2 values |S_1|, ..., |S_{D/2}|. At distance 0 it is "
-        "(D/2 + 1) / 2.",
+        N_(
+            "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the phase of pair i at distance delta is "
+            "delta * theta_i."
+        ),
+        N_(
+            "S_j is the sum of the first j phases exp(1j * delta * theta_i): a cumulative sum "
+            "(torch.cumsum) of cos and of sin, with |S_j| = sqrt(real^2 + imag^2), for j = 1 .. D/2."
+        ),
+        N_(
+            "The bound is the mean of the D/2 values |S_1|, ..., |S_{D/2}|. At distance 0 it is "
+            "(D/2 + 1) / 2."
+        ),
     )
 
     def cases(self, seed=0):
@@ -82,25 +90,25 @@ class DecayBound(Question):
 
     def diagnose(self, case, value):
         distance, d, base = case.args
-        got, problem = as_number(value, "The bound")
+        got, problem = as_number(value, N_("The bound"))
         if problem:
             return problem
         want = float(decay_bound([distance], d, base)[0])
         if same_number(got, want, BOUND_TOLERANCE, BOUND_TOLERANCE):
             return None
         mistakes = [
-            (_bound_variant(distance, d, base, divide=1), "you returned the sum of the |S_j|; the relative bound divides it by D/2."),
-            (_bound_variant(distance, d, base, divide=d), "you divided by D; there are D/2 partial sums, so divide by D/2."),
-            (_bound_variant(distance, d, base, reduce="last"), "you returned |S_{D/2}|, the last partial sum only; the bound averages all of |S_1|, ..., |S_{D/2}|."),
-            (_bound_variant(distance, d, base, reduce="last") / (d // 2), "you returned |S_{D/2}| / (D/2), the last partial sum divided by D/2; the bound is the mean of all D/2 values |S_1|, ..., |S_{D/2}|."),
-            (_bound_variant(distance, d, base, reduce="re"), "you averaged the real parts of S_j; the bound uses their moduli |S_j| = sqrt(re^2 + im^2)."),
-            (_bound_variant(distance, d, base, start=0), "your partial sums are off by one: S_j sums the first j phases, j = 1 .. D/2 (S_1 is the first phase alone, and S_{D/2} all of them)."),
-            (_bound_variant(distance, d, base, power=1.0), "your frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D)."),
-            (_bound_variant(distance, d, base, reduce="cos"), "you returned the mean of cos(delta theta_i), the expected score of a query with its own key; the bound is the mean of |S_j|."),
-            ((d // 2 + 1) / 2, "your bound does not change with the distance: each S_j sums phases exp(1j delta theta_i), not lengths."),
-            (_bound_variant(distance, d, 10000.0), "you used base 10000 instead of the `base` given."),
-            (_bound_variant(distance, d, base, divide=d // 2 + 1), "you averaged D/2 + 1 values, S_0 = 0 included; the mean runs over j = 1 .. D/2."),
-            (_bound_variant(distance, d, base, reduce="|S_j|/j"), "you divided each |S_j| by j (the mean of the first j phases); the bound averages the partial sums |S_j| themselves."),
+            (_bound_variant(distance, d, base, divide=1), N_("you returned the sum of the |S_j|; the relative bound divides it by D/2.")),
+            (_bound_variant(distance, d, base, divide=d), N_("you divided by D; there are D/2 partial sums, so divide by D/2.")),
+            (_bound_variant(distance, d, base, reduce="last"), N_("you returned |S_{D/2}|, the last partial sum only; the bound averages all of |S_1|, ..., |S_{D/2}|.")),
+            (_bound_variant(distance, d, base, reduce="last") / (d // 2), N_("you returned |S_{D/2}| / (D/2), the last partial sum divided by D/2; the bound is the mean of all D/2 values |S_1|, ..., |S_{D/2}|.")),
+            (_bound_variant(distance, d, base, reduce="re"), N_("you averaged the real parts of S_j; the bound uses their moduli |S_j| = sqrt(re^2 + im^2).")),
+            (_bound_variant(distance, d, base, start=0), N_("your partial sums are off by one: S_j sums the first j phases, j = 1 .. D/2 (S_1 is the first phase alone, and S_{D/2} all of them).")),
+            (_bound_variant(distance, d, base, power=1.0), N_("your frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D).")),
+            (_bound_variant(distance, d, base, reduce="cos"), N_("you returned the mean of cos(delta theta_i), the expected score of a query with its own key; the bound is the mean of |S_j|.")),
+            ((d // 2 + 1) / 2, N_("your bound does not change with the distance: each S_j sums phases exp(1j delta theta_i), not lengths.")),
+            (_bound_variant(distance, d, 10000.0), N_("you used base 10000 instead of the `base` given.")),
+            (_bound_variant(distance, d, base, divide=d // 2 + 1), N_("you averaged D/2 + 1 values, S_0 = 0 included; the mean runs over j = 1 .. D/2.")),
+            (_bound_variant(distance, d, base, reduce="|S_j|/j"), N_("you divided each |S_j| by j (the mean of the first j phases); the bound averages the partial sums |S_j| themselves.")),
         ]  # fmt: skip
         # The nearest mistake within the tolerance: far away two mistakes can both be small numbers
         # (the mean of cos and |S_{D/2}| / (D/2)), closer together than float32's rounding.
@@ -110,8 +118,10 @@ class DecayBound(Question):
             if same_number(got, wrong, BOUND_TOLERANCE, BOUND_TOLERANCE)
         ]
         if near:
-            return "Close, but " + min(near, key=lambda item: item[0])[1]
-        return "Your value differs from (1 / (D/2)) * sum over j = 1 .. D/2 of |S_j|; check the frequencies and the partial sums."
+            return translate(CLOSE_BUT) + translate(min(near, key=lambda item: item[0])[1])
+        return _(
+            "Your value differs from (1 / (D/2)) * sum over j = 1 .. D/2 of |S_j|; check the frequencies and the partial sums."
+        )
 
 
 # -- q4: the convention detective ----------------------------------------------------------------------
@@ -146,6 +156,29 @@ def _strided(w, n_heads, source, target):
     return out
 
 
+def _describe_weights(shape, heads, dh, source, target):
+    """A case of q4 for messages: the weights' shape, heads, and the two layouts."""
+    if heads > 1:
+        return tr(
+            "w_q and w_k of shape {shape} ({heads} heads of {dh} dims) made for {source!r}, "
+            "target = {target!r}",
+            shape=shape,
+            heads=heads,
+            dh=dh,
+            source=source,
+            target=target,
+        )
+    return tr(
+        "w_q and w_k of shape {shape} ({heads} head of {dh} dims) made for {source!r}, "
+        "target = {target!r}",
+        shape=shape,
+        heads=heads,
+        dh=dh,
+        source=source,
+        target=target,
+    )
+
+
 class FixLayout(Question):
     name, function, points, notebook = "q4", "fix_layout", 3, NOTEBOOK
     returns = (TENSOR, TENSOR)
@@ -153,14 +186,20 @@ class FixLayout(Question):
         "posenc_lib.analysis.ch06_rope.convert_projection",
         "posenc_lib.analysis.ch06_rope.layout_permutation",
     )
-    title = "Convention detective: make a checkpoint work with the other layout"
+    title = N_("Convention detective: make a checkpoint work with the other layout")
     hints = (
-        "The weights were made for the other layout. In each head, a dim's partner must be the same "
-        "dim it was trained with: reorder each head's columns so that the pairs line up.",
-        "interleaved -> half: the new order of a head's columns is (0, 2, 4, ..., 1, 3, 5, ...); "
-        "half -> interleaved: (0, D/2, 1, D/2 + 1, ...), the inverse.",
-        "Do it within each head (columns h * Dh .. (h + 1) * Dh - 1), to both w_q and w_k, and return "
-        "the pair (w_q, w_k).",
+        N_(
+            "The weights were made for the other layout. In each head, a dim's partner must be the same "
+            "dim it was trained with: reorder each head's columns so that the pairs line up."
+        ),
+        N_(
+            "interleaved -> half: the new order of a head's columns is (0, 2, 4, ..., 1, 3, 5, ...); "
+            "half -> interleaved: (0, D/2, 1, D/2 + 1, ...), the inverse."
+        ),
+        N_(
+            "Do it within each head (columns h * Dh .. (h + 1) * Dh - 1), to both w_q and w_k, and return "
+            "the pair (w_q, w_k)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -186,8 +225,7 @@ class FixLayout(Question):
             cases.append(
                 Case(
                     (w_q, w_k, heads, target),
-                    f"w_q and w_k of shape {(d_in, heads * dh)} ({heads} head{'s' * (heads > 1)} of "
-                    f"{dh} dims) made for {_other(target)!r}, target = {target!r}",
+                    _describe_weights((d_in, heads * dh), heads, dh, _other(target), target),
                 )
             )
         return cases
@@ -195,17 +233,17 @@ class FixLayout(Question):
     def diagnose(self, case, value):
         w_q, w_k, heads, target = case.args
         if isinstance(value, TooMany):
-            return "Return a pair (w_q, w_k); your function returned an endless iterator."
+            return _("Return a pair (w_q, w_k); your function returned an endless iterator.")
         if (
             isinstance(value, torch.Tensor)
             or not isinstance(value, (tuple, list))
             or len(value) != 2
         ):
-            return "Return a pair of tensors, (new_w_q, new_w_k)."
-        got_q, problem = as_tensor(value[0], "The new w_q", tuple(w_q.shape))
+            return _("Return a pair of tensors, (new_w_q, new_w_k).")
+        got_q, problem = as_tensor(value[0], N_("The new w_q"), tuple(w_q.shape))
         if problem:
             return problem
-        got_k, problem = as_tensor(value[1], "The new w_k", tuple(w_k.shape))
+        got_k, problem = as_tensor(value[1], N_("The new w_k"), tuple(w_k.shape))
         if problem:
             return problem
         source = _other(target)
@@ -218,30 +256,32 @@ class FixLayout(Question):
         fixed_q, fixed_k = convert_projection(w_q, heads, source, target), convert_projection(w_k, heads, source, target)  # fmt: skip
         whole = layout_permutation(w_q.shape[1], source, target)
         if target == "half":
-            going = (
+            going = _(
                 "Going to 'half', a head's new column j is old column perm[j] with "
                 "perm = (0, 2, 4, ..., 1, 3, 5, ...)."
             )
         else:
-            going = (
+            going = _(
                 "Going to 'interleaved', a head's new column j is old column perm[j] with "
                 "perm = (0, D/2, 1, D/2 + 1, ...), the inverse of (0, 2, 4, ..., 1, 3, 5, ...)."
             )
         mistakes = [
-            ((w_q, w_k), "these are the weights as they came: run with the target layout they still show the symptom. Reorder each head's columns."),
-            ((w_k, w_q), "you returned the weights unchanged and in swapped order; return (w_q, w_k), each with its columns reordered."),
-            ((fixed_k, fixed_q), "your reordering is right but you returned (w_k, w_q); return (w_q, w_k)."),
-            ((_per_head(w_q, heads, lambda b: b[:, inverse]), _per_head(w_k, heads, lambda b: b[:, inverse])), "you applied the permutation of the opposite direction (its inverse). " + going),
-            ((fixed_q, w_k), "you fixed w_q but not w_k: the key's pairs must line up too."),
-            ((w_q, fixed_k), "you fixed w_k but not w_q: the query's pairs must line up too."),
-            ((w_q[:, whole], w_k[:, whole]), "you reordered all the columns as if they were one head; each head has its own pairs: reorder within each head's block of columns."),
-            ((_strided(w_q, heads, source, target), _strided(w_k, heads, source, target)), "you took head h's columns as h, h + H, h + 2H, ...; head h owns the block of columns h * D_h .. (h + 1) * D_h - 1."),
+            ((w_q, w_k), N_("these are the weights as they came: run with the target layout they still show the symptom. Reorder each head's columns.")),
+            ((w_k, w_q), N_("you returned the weights unchanged and in swapped order; return (w_q, w_k), each with its columns reordered.")),
+            ((fixed_k, fixed_q), N_("your reordering is right but you returned (w_k, w_q); return (w_q, w_k).")),
+            ((_per_head(w_q, heads, lambda b: b[:, inverse]), _per_head(w_k, heads, lambda b: b[:, inverse])), tr("you applied the permutation of the opposite direction (its inverse). {going}", going=going)),
+            ((fixed_q, w_k), N_("you fixed w_q but not w_k: the key's pairs must line up too.")),
+            ((w_q, fixed_k), N_("you fixed w_k but not w_q: the query's pairs must line up too.")),
+            ((w_q[:, whole], w_k[:, whole]), N_("you reordered all the columns as if they were one head; each head has its own pairs: reorder within each head's block of columns.")),
+            ((_strided(w_q, heads, source, target), _strided(w_k, heads, source, target)), N_("you took head h's columns as h, h + H, h + 2H, ...; head h owns the block of columns h * D_h .. (h + 1) * D_h - 1.")),
         ]  # fmt: skip
         if w_q.shape[0] == w_q.shape[1]:  # square: the rows could be reordered the same way
             mistakes.append(
                 (
                     (w_q[whole], w_k[whole]),
-                    "you reordered the rows (input features); the pairs live in the output columns.",
+                    N_(
+                        "you reordered the rows (input features); the pairs live in the output columns."
+                    ),
                 )
             )
         named = named_mistake(
@@ -259,5 +299,9 @@ class FixLayout(Question):
             ).all()
         )
         if diagonal:
-            return "With your weights the scores of each token with itself are right but every other score is off: the symptom of pairs that do not line up. Reorder each head's columns of both matrices."
-        return "With your weights the attention logits differ from those the checkpoint was made to give, even on the diagonal: only reorder columns, do not change their values."
+            return _(
+                "With your weights the scores of each token with itself are right but every other score is off: the symptom of pairs that do not line up. Reorder each head's columns of both matrices."
+            )
+        return _(
+            "With your weights the attention logits differ from those the checkpoint was made to give, even on the diagonal: only reorder columns, do not change their values."
+        )

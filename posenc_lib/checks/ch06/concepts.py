@@ -18,6 +18,7 @@ import math
 import torch
 
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
+from posenc_lib.i18n import N_
 from posenc_lib.rope_scaling import rope_inv_freq
 
 
@@ -29,159 +30,219 @@ def _wavelength(pair: int, head_dim: int = 64, base: float = 10000.0) -> float:
 
 c1 = Numeric(
     "c1",
-    prompt="Llama 3 uses RoPE with base 500,000 and head dimension D = 128. Roughly how many "
-    "positions does its pair 0 (the fastest) take to turn once, back to the angle it started at?",
+    prompt=N_(
+        "Llama 3 uses RoPE with base 500,000 and head dimension D = 128. Roughly how many "
+        "positions does its pair 0 (the fastest) take to turn once, back to the angle it started at?"
+    ),
     answer=lambda: _wavelength(0, head_dim=128, base=500_000.0),  # theta_0 = 1
     rel_tol=0.05,
-    unit="positions",
-    why="2π / θ_0 ≈ 6.28: pair 0 turns θ_0 = base^0 = 1 radian per position whatever the base, so it "
-    "comes back after 2π positions in every model; the base sets only the slow end of the ladder "
-    "(section 2; section 9's radix reading: the units digit).",
+    unit=N_("positions"),
+    why=N_(
+        "2π / θ_0 ≈ 6.28: pair 0 turns θ_0 = base^0 = 1 radian per position whatever the base, so it "
+        "comes back after 2π positions in every model; the base sets only the slow end of the ladder "
+        "(section 2; section 9's radix reading: the units digit)."
+    ),
     mistakes=(
         Mistake(
             1.0,
-            "1 is θ_0, the angle pair 0 turns per position (in radians), not the number of "
-            "positions a full turn takes (sections 2 and 9).",
+            N_(
+                "1 is θ_0, the angle pair 0 turns per position (in radians), not the number of "
+                "positions a full turn takes (sections 2 and 9)."
+            ),
         ),
         Mistake(
             _wavelength(63, head_dim=128, base=500_000.0),
-            "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, "
-            "i = D/2 − 1 = 63 (section 9's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
-            "(sections 2 and 9).",
+            N_(
+                "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, "
+                "i = D/2 − 1 = 63 (section 9's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
+                "(sections 2 and 9)."
+            ),
         ),
         Mistake(
             2 * math.pi * 500_000,
-            "about 3,141,593 is the seeds' wavelength for a pair turning 1/base radian per "
-            "position; no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian "
-            "per position (section 9).",
+            N_(
+                "about 3,141,593 is the seeds' wavelength for a pair turning 1/base radian per "
+                "position; no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian "
+                "per position (section 9)."
+            ),
         ),
         Mistake(
             500_000.0,
-            "500,000 is the base. It sets the slowest pair's speed, not pair 0's: pair 0 turns "
-            "θ_0 = base^0 = 1 radian per position at any base (sections 2 and 9).",
+            N_(
+                "500,000 is the base. It sets the slowest pair's speed, not pair 0's: pair 0 turns "
+                "θ_0 = base^0 = 1 radian per position at any base (sections 2 and 9)."
+            ),
         ),
     ),
-    section="section 2 of this chapter",
+    section=N_("section 2 of this chapter"),
 )
 
 c2 = MultipleChoice(
     "c2",
-    prompt="What does RoPE turn, and what is left of the positions m (query) and n (key) in a score?",
+    prompt=N_(
+        "What does RoPE turn, and what is left of the positions m (query) and n (key) in a score?"
+    ),
     choices=(
         Choice(
             "a",
-            "The query, the key and the value, each by its own position; the score depends on m − n.",
-            why="Values are not turned: turned values carry their absolute angle into the output, "
-            "which then moves by 0.813 (RMS 0.289) when the whole text shifts by one position "
-            "(section 2, why not the values).",
+            N_(
+                "The query, the key and the value, each by its own position; the score depends on m − n."
+            ),
+            why=N_(
+                "Values are not turned: turned values carry their absolute angle into the output, "
+                "which then moves by 0.813 (RMS 0.289) when the whole text shifts by one position "
+                "(section 2, why not the values)."
+            ),
         ),
         Choice(
             "b",
-            "Only the query, by its position m; the score then depends on m − n.",
-            why="With the key left unturned, nothing cancels the query's angle: the score would "
-            "depend on m itself. Both turn, so that ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ "
-            "(section 1).",
+            N_("Only the query, by its position m; the score then depends on m − n."),
+            why=N_(
+                "With the key left unturned, nothing cancels the query's angle: the score would "
+                "depend on m itself. Both turn, so that ⟨R_m q, R_n k⟩ = ⟨q, R_(n−m) k⟩ "
+                "(section 1)."
+            ),
         ),
         Choice(
             "c",
-            "The query and the key, pair by pair, by position × θ_i; the score depends on m − n "
-            "only.",
-            why="RoPE turns q by m·θ_i and k by n·θ_i in each pair, and ⟨R_m q, R_n k⟩ depends on "
-            "m − n alone: scores sharing an offset agree below 1e-10 over 262,144 position pairs "
-            "(sections 1 and 2).",
+            N_(
+                "The query and the key, pair by pair, by position × θ_i; the score depends on m − n "
+                "only."
+            ),
+            why=N_(
+                "RoPE turns q by m·θ_i and k by n·θ_i in each pair, and ⟨R_m q, R_n k⟩ depends on "
+                "m − n alone: scores sharing an offset agree below 1e-10 over 262,144 position pairs "
+                "(sections 1 and 2)."
+            ),
         ),
         Choice(
             "d",
-            "The word embedding, once, before the first layer, like chapter 3's added vectors.",
-            why="RoPE turns q and k inside every attention layer, after W_q and W_k. A position "
-            "put into the input, as chapter 3's added vectors are, reaches the score through the "
-            "projections and leaves it depending on m and n: added vectors spread by 42.95 along one "
-            "offset, where RoPE's spread is below 1e-10 (section 2).",
+            N_("The word embedding, once, before the first layer, like chapter 3's added vectors."),
+            why=N_(
+                "RoPE turns q and k inside every attention layer, after W_q and W_k. A position "
+                "put into the input, as chapter 3's added vectors are, reaches the score through the "
+                "projections and leaves it depending on m and n: added vectors spread by 42.95 along one "
+                "offset, where RoPE's spread is below 1e-10 (section 2)."
+            ),
         ),
     ),
     answer="c",
-    section="sections 1 and 2 of this chapter",
+    section=N_("sections 1 and 2 of this chapter"),
 )
 
 c3 = MultipleChoice(
     "c3",
-    prompt="A checkpoint's W_q and W_k were trained with interleaved pairs (dims 2i, 2i+1). You run "
-    "them with the half layout (dims i, i + D/2) without converting. What happens?",
+    prompt=N_(
+        "A checkpoint's W_q and W_k were trained with interleaved pairs (dims 2i, 2i+1). You run "
+        "them with the half layout (dims i, i + D/2) without converting. What happens?"
+    ),
     choices=(
         Choice(
             "a",
-            "Logits with m = n stay exact, the rest degrade with distance; reordering W_q's and "
-            "W_k's columns fixes it.",
-            why="On the diagonal nothing turns in either layout; elsewhere the wrong dims turn "
-            "together (relative error 0.36 at 1 token, 1.00 at 8 to 15). `convert_projection` "
-            "(Llama's permute()) repairs it to rounding (section 3).",
+            N_(
+                "Logits with m = n stay exact, the rest degrade with distance; reordering W_q's and "
+                "W_k's columns fixes it."
+            ),
+            why=N_(
+                "On the diagonal nothing turns in either layout; elsewhere the wrong dims turn "
+                "together (relative error 0.36 at 1 token, 1.00 at 8 to 15). `convert_projection` "
+                "(Llama's permute()) repairs it to rounding (section 3)."
+            ),
         ),
         Choice(
             "b",
-            "Nothing: both layouts turn each pair by the same angles, so every logit comes out the "
-            "same.",
-            why="The layouts are the same rotation only up to a reordering of the dims; weights "
-            "must be reordered with them. Unconverted, logits one token apart are a third off "
-            "(relative error 0.36), and 1.00 at 8 to 15 tokens (section 3).",
+            N_(
+                "Nothing: both layouts turn each pair by the same angles, so every logit comes out the "
+                "same."
+            ),
+            why=N_(
+                "The layouts are the same rotation only up to a reordering of the dims; weights "
+                "must be reordered with them. Unconverted, logits one token apart are a third off "
+                "(relative error 0.36), and 1.00 at 8 to 15 tokens (section 3)."
+            ),
         ),
         Choice(
             "c",
-            "It stops with a shape error at the first layer, since the dims no longer form the "
-            "pairs it expects.",
-            why="Both layouts take the same (…, D) tensors, so nothing crashes: the model runs and "
-            "reads distances wrong, which is why the bug survives (section 3).",
+            N_(
+                "It stops with a shape error at the first layer, since the dims no longer form the "
+                "pairs it expects."
+            ),
+            why=N_(
+                "Both layouts take the same (…, D) tensors, so nothing crashes: the model runs and "
+                "reads distances wrong, which is why the bug survives (section 3)."
+            ),
         ),
         Choice(
             "d",
-            "Only the logits of a token with itself (m = n) go wrong; the logits at every other "
-            "distance stay right.",
-            why="The other way round: at m = n nothing turns, so those logits are exact; every "
-            "other distance is wrong, more so further away (section 3).",
+            N_(
+                "Only the logits of a token with itself (m = n) go wrong; the logits at every other "
+                "distance stay right."
+            ),
+            why=N_(
+                "The other way round: at m = n nothing turns, so those logits are exact; every "
+                "other distance is wrong, more so further away (section 3)."
+            ),
         ),
     ),
     answer="a",
-    section="section 3 of this chapter",
+    section=N_("section 3 of this chapter"),
 )
 
 c4 = MultipleChoice(
     "c4",
-    prompt="Why do long-context models use larger RoPE bases, and how large must the base be?",
+    prompt=N_("Why do long-context models use larger RoPE bases, and how large must the base be?"),
     choices=(
         Choice(
             "a",
-            "The base must be larger than the context, or the model fails on any text longer than "
-            "the base.",
-            why="This is the seeds' rule, loose and wrong as a must: for D = 128 the slowest pair "
-            "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 pairs "
-            "base 10,000 with 32,768 positions (slowest wavelength 54,410; its 4,096-token sliding "
-            "window keeps the offsets it scores below its base) (section 9).",
+            N_(
+                "The base must be larger than the context, or the model fails on any text longer than "
+                "the base."
+            ),
+            why=N_(
+                "This is the seeds' rule, loose and wrong as a must: for D = 128 the slowest pair "
+                "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 pairs "
+                "base 10,000 with 32,768 positions (slowest wavelength 54,410; its 4,096-token sliding "
+                "window keeps the offsets it scores below its base) (section 9)."
+            ),
         ),
         Choice(
             "b",
-            "So that the slowest pair turns less than once over the context: for D = 128, base ≈ "
-            "context / 5.5 suffices.",
-            why="Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell "
-            "near from far on its own. For D = 128 a 32,768-token context needs base ≥ 5,974, the "
-            "context / 5.5 (section 9's table).",
+            N_(
+                "So that the slowest pair turns less than once over the context: for D = 128, base ≈ "
+                "context / 5.5 suffices."
+            ),
+            why=N_(
+                "Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell "
+                "near from far on its own. For D = 128 a 32,768-token context needs base ≥ 5,974, the "
+                "context / 5.5 (section 9's table)."
+            ),
         ),
         Choice(
             "c",
-            "A larger base makes pair 0 turn more slowly, so that neighbouring tokens are told "
-            "apart more finely.",
-            why="Pair 0 turns θ_0 = base^0 = 1 radian per position at any base; the base sets the "
-            "slow end of the ladder, not the fast one (sections 2 and 9).",
+            N_(
+                "A larger base makes pair 0 turn more slowly, so that neighbouring tokens are told "
+                "apart more finely."
+            ),
+            why=N_(
+                "Pair 0 turns θ_0 = base^0 = 1 radian per position at any base; the base sets the "
+                "slow end of the ladder, not the fast one (sections 2 and 9)."
+            ),
         ),
         Choice(
             "d",
-            "So that every pair, the fastest included, turns less than once over the whole "
-            "context, however long.",
-            why="No base can do that: pair 0 turns θ_0 = 1 radian per position in every model and "
-            "comes back every 2π ≈ 6.3 positions; only the slowest pair is meant to stay within "
-            "one turn (sections 2 and 9).",
+            N_(
+                "So that every pair, the fastest included, turns less than once over the whole "
+                "context, however long."
+            ),
+            why=N_(
+                "No base can do that: pair 0 turns θ_0 = 1 radian per position in every model and "
+                "comes back every 2π ≈ 6.3 positions; only the slowest pair is meant to stay within "
+                "one turn (sections 2 and 9)."
+            ),
         ),
     ),
     answer="b",
-    section="section 9 of this chapter",
+    section=N_("section 9 of this chapter"),
 )
 
 CONCEPTS = (c1, c2, c3, c4)

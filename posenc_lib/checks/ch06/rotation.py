@@ -16,6 +16,7 @@ from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, near,
 from posenc_lib.checks.ch06.setting import F64, NOTEBOOK, _other
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.rope_scaling import default_inv_freq
 
 # -- q1: apply_rope in both layouts ---------------------------------------------------------------
@@ -55,16 +56,22 @@ class ApplyRope(Question):
         "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
         "transformers.models.llama.modeling_llama.rotate_half",
     )
-    title = "Rotate queries with RoPE, in both layouts"
+    title = N_("Rotate queries with RoPE, in both layouts")
     hints = (
-        "Frequencies: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. `positions` is a list: make "
-        "it a column first, torch.tensor(positions, dtype=torch.float64)[:, None], then multiply by "
-        "theta to get the angles, shape (T, D/2).",
-        "Split x into the two members of each pair: for 'half', x1 = x[:, :D/2] and "
-        "x2 = x[:, D/2:]; for 'interleaved', x1 = x[:, 0::2] and x2 = x[:, 1::2].",
-        "Each pair turns counterclockwise: (x1 cos - x2 sin, x1 sin + x2 cos). Put the results back "
-        "where x1 and x2 came from: torch.cat for 'half', torch.stack(..., -1).reshape for "
-        "'interleaved'.",
+        N_(
+            "Frequencies: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. `positions` is a list: make "
+            "it a column first, torch.tensor(positions, dtype=torch.float64)[:, None], then multiply by "
+            "theta to get the angles, shape (T, D/2)."
+        ),
+        N_(
+            "Split x into the two members of each pair: for 'half', x1 = x[:, :D/2] and "
+            "x2 = x[:, D/2:]; for 'interleaved', x1 = x[:, 0::2] and x2 = x[:, 1::2]."
+        ),
+        N_(
+            "Each pair turns counterclockwise: (x1 cos - x2 sin, x1 sin + x2 cos). Put the results back "
+            "where x1 and x2 came from: torch.cat for 'half', torch.stack(..., -1).reshape for "
+            "'interleaved'."
+        ),
     )
 
     def cases(self, seed=0):
@@ -96,14 +103,21 @@ class ApplyRope(Question):
             cases.append(
                 Case(
                     (x, positions, style, base),
-                    f"x of shape {shape}, positions = {positions}, style = {style!r}, base = {base:g}",
+                    tr(
+                        "x of shape {shape}, positions = {positions}, style = {style!r}, "
+                        "base = {base:g}",
+                        shape=shape,
+                        positions=positions,
+                        style=style,
+                        base=base,
+                    ),
                 )
             )
         return cases
 
     def diagnose(self, case, value):
         x, positions, style, base = case.args
-        got, problem = as_tensor(value, "The rotated x", tuple(x.shape))
+        got, problem = as_tensor(value, N_("The rotated x"), tuple(x.shape))
         if problem:
             return problem
         want = rotate(x, positions, base, style)  # the library, float64
@@ -113,23 +127,25 @@ class ApplyRope(Question):
         d = x.shape[1]
         pos = torch.tensor(positions, dtype=F64)
         mistakes = [
-            (x.double(), "your function returns x unchanged: every pair must turn by its position's angle."),
-            (_rope_variant(x, positions, base, style, pairs=other, table=other), f"you paired the dims as in the {other!r} layout. In 'half', dim i turns with dim i + D/2; in 'interleaved', dim 2i turns with dim 2i + 1."),
-            (_rope_variant(x, positions, base, style, sign=-1.0), "your pairs turn clockwise. The convention is counterclockwise, (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2 cos): multiplying x1 + i x2 by e^(i m theta)."),
-            (want[:, layout_permutation(d, style, other)], f"you wrote the result back in the {other!r} order (the rotation itself is right); put each rotated pair where its two dims came from."),
-            (_rope_variant(x, positions, base, style, table=other), f"the pairs are right but the cos and sin tables are laid out for {other!r}: each pair must use one frequency for both its dims."),
-            (_rope_variant(x, positions, base, style, power=1.0), "the frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D), i = 0 .. D/2 - 1 (use torch.arange(0, D, 2) / D)."),
-            (_rope_variant(x, positions, base, style, power=-2.0), "your frequencies grow with the pair index (base ** (+2i / D)); they should shrink: theta_i = base ** (-2i / D)."),
-            (rotate(x, (pos + 1).tolist(), base, style), "every position is off by one (1-based?): position p must turn by p * theta, so position 0 is not turned at all."),
-            (rotate(x, len(positions), base, style), "you used positions 0, 1, 2, ... instead of the `positions` given."),
-            (rotate(x, positions, 10000.0, style), "you used base 10000 instead of the `base` given."),
-            (_cos_only(x, positions, base, style), "you multiplied by cos but left out the partner's term (-x2 sin for the first member, +x1 sin for the second)."),
-            (rotate(x, sorted(positions), base, style), "you sorted the positions: row t sits at positions[t], in the order given."),
+            (x.double(), N_("your function returns x unchanged: every pair must turn by its position's angle.")),
+            (_rope_variant(x, positions, base, style, pairs=other, table=other), tr("you paired the dims as in the {other!r} layout. In 'half', dim i turns with dim i + D/2; in 'interleaved', dim 2i turns with dim 2i + 1.", other=other)),
+            (_rope_variant(x, positions, base, style, sign=-1.0), N_("your pairs turn clockwise. The convention is counterclockwise, (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2 cos): multiplying x1 + i x2 by e^(i m theta).")),
+            (want[:, layout_permutation(d, style, other)], tr("you wrote the result back in the {other!r} order (the rotation itself is right); put each rotated pair where its two dims came from.", other=other)),
+            (_rope_variant(x, positions, base, style, table=other), tr("the pairs are right but the cos and sin tables are laid out for {other!r}: each pair must use one frequency for both its dims.", other=other)),
+            (_rope_variant(x, positions, base, style, power=1.0), N_("the frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D), i = 0 .. D/2 - 1 (use torch.arange(0, D, 2) / D).")),
+            (_rope_variant(x, positions, base, style, power=-2.0), N_("your frequencies grow with the pair index (base ** (+2i / D)); they should shrink: theta_i = base ** (-2i / D).")),
+            (rotate(x, (pos + 1).tolist(), base, style), N_("every position is off by one (1-based?): position p must turn by p * theta, so position 0 is not turned at all.")),
+            (rotate(x, len(positions), base, style), N_("you used positions 0, 1, 2, ... instead of the `positions` given.")),
+            (rotate(x, positions, 10000.0, style), N_("you used base 10000 instead of the `base` given.")),
+            (_cos_only(x, positions, base, style), N_("you multiplied by cos but left out the partner's term (-x2 sin for the first member, +x1 sin for the second).")),
+            (rotate(x, sorted(positions), base, style), N_("you sorted the positions: row t sits at positions[t], in the order given.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: wrong.shape == got.shape and near(got, wrong))
         if named:
             return named
-        return "The result has the right shape but not the right values; check the frequencies, which dims pair up, and the direction of the turn."
+        return _(
+            "The result has the right shape but not the right values; check the frequencies, which dims pair up, and the direction of the turn."
+        )
 
 
 def _cos_only(x, positions, base, style):
@@ -163,7 +179,7 @@ def _rope_rotation(base: float, style: str):
         return _turn(v, p, base, style)
 
     rope.__name__ = f"rope_{style}"
-    return rope, f"RoPE ({style}, base {base:g})"
+    return rope, tr("RoPE ({style}, base {base:g})", style=style, base=base)
 
 
 def _added_rotation(d: int):
@@ -172,14 +188,14 @@ def _added_rotation(d: int):
     def added(v, p):
         return torch.as_tensor(v, dtype=F64) + table[int(p)]
 
-    return added, "x + PE_p (chapter 3's vector added, not a rotation)"
+    return added, _("x + PE_p (chapter 3's vector added, not a rotation)")
 
 
 def _growing_rotation(base: float):
     def growing(v, p):
         return (1 + 0.01 * p) * _turn(v, p, base)
 
-    return growing, "RoPE whose length also grows with p, (1 + p / 100) R_p v"
+    return growing, _("RoPE whose length also grows with p, (1 + p / 100) R_p v")
 
 
 def _scores(rotation, q, k, offset, positions, *, key_offset=False, rotate_k=True, same=False):
@@ -207,14 +223,18 @@ def _extremes_inside(rotation, q, k, offset, positions):
 class SpreadAtOffset(Question):
     name, function, points, notebook = "q2", "offset_spread", 2, NOTEBOOK
     returns, references = FLOAT, ()  # the library's offset_spread measures RoPE only
-    title = "Measure whether a rotation's scores depend on m - n only"
+    title = N_("Measure whether a rotation's scores depend on m - n only")
     hints = (
-        "Each score is one dot product of two (D,) tensors, rotate(q, p + offset) @ rotate(k, p): a "
-        "0-dim tensor, which float(...) turns into a Python number. Collect one per p in a list; "
-        "Python's max() and min() then work on it.",
-        "Test your tool on maps whose answer you know before you check it: rotate = lambda v, p: v "
-        "(no position at all) must give exactly 0.0, and rotate = lambda v, p: (1 + p) * v (a "
-        "stretch) must not: its scores grow with p (given two positions or more and q @ k != 0).",
+        N_(
+            "Each score is one dot product of two (D,) tensors, rotate(q, p + offset) @ rotate(k, p): a "
+            "0-dim tensor, which float(...) turns into a Python number. Collect one per p in a list; "
+            "Python's max() and min() then work on it."
+        ),
+        N_(
+            "Test your tool on maps whose answer you know before you check it: rotate = lambda v, p: v "
+            "(no position at all) must give exactly 0.0, and rotate = lambda v, p: (1 + p) * v (a "
+            "stretch) must not: its scores grow with p (given two positions or more and q @ k != 0)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -253,7 +273,14 @@ class SpreadAtOffset(Question):
             cases.append(
                 Case(
                     (rotation, q, k, offset, positions),
-                    f"rotate = {label}, q and k of {d} dims, offset = {offset}, positions = {positions}",
+                    tr(
+                        "rotate = {label}, q and k of {d} dims, offset = {offset}, "
+                        "positions = {positions}",
+                        label=label,
+                        d=d,
+                        offset=offset,
+                        positions=positions,
+                    ),
                 )
             )
         return cases
@@ -263,8 +290,10 @@ class SpreadAtOffset(Question):
         if isinstance(value, (list, tuple)) or (
             isinstance(value, torch.Tensor) and value.numel() > 1
         ):
-            return "Return one number, the spread (largest score minus smallest), not the list of scores."
-        got, problem = as_number(value, "The spread")
+            return _(
+                "Return one number, the spread (largest score minus smallest), not the list of scores."
+            )
+        got, problem = as_number(value, N_("The spread"))
         if problem:
             return problem
         scores = _scores(rotation, q, k, offset, positions)
@@ -276,21 +305,23 @@ class SpreadAtOffset(Question):
             return float(s.max() - s.min())
 
         mistakes = [
-            (spread(_scores(rotation, q, k, offset, positions, rotate_k=False)), "you rotated the query but not the key: both are rotated, the key to position p."),
-            (spread(_scores(rotation, q, k, offset, positions, same=True)), "you put the query and the key at the same position; the query goes to p + offset, the key to p."),
-            (spread(_scores(rotation, q, k, offset, positions, key_offset=True)), "you moved the key by the offset instead of the query (or swapped q and k, which gives the same scores): the query q sits at m = p + offset, the key k at n = p."),
-            (float(scores.abs().max()), "you returned the largest |score|; the spread is the largest score minus the smallest."),
-            (float(scores.std()), "you returned the standard deviation; the spread is max - min."),
-            (float(scores.std(correction=0)), "you returned the standard deviation; the spread is max - min."),
-            (spread(_scores(rotation, q, k, offset, range(len(positions)))), "you used positions 0, 1, 2, ... instead of the `positions` given."),
-            (spread(_scores(rotation, q, k, offset, positions[:-1])), "you left out the last position: every p in `positions` counts."),
-            (spread(_scores(rotation, q, k, offset, positions[1:])), "you left out the first position: every p in `positions` counts."),
-            (abs(float(scores[-1] - scores[0])), "you took the last score minus the first; the spread is the largest score minus the smallest, wherever they are in the list."),
-            (spread(_scores(rotation, q, k, abs(offset), positions)) if offset < 0 else math.nan, "you used |offset|; the offset can be negative, and the query sits at m = p + offset."),
+            (spread(_scores(rotation, q, k, offset, positions, rotate_k=False)), N_("you rotated the query but not the key: both are rotated, the key to position p.")),
+            (spread(_scores(rotation, q, k, offset, positions, same=True)), N_("you put the query and the key at the same position; the query goes to p + offset, the key to p.")),
+            (spread(_scores(rotation, q, k, offset, positions, key_offset=True)), N_("you moved the key by the offset instead of the query (or swapped q and k, which gives the same scores): the query q sits at m = p + offset, the key k at n = p.")),
+            (float(scores.abs().max()), N_("you returned the largest |score|; the spread is the largest score minus the smallest.")),
+            (float(scores.std()), N_("you returned the standard deviation; the spread is max - min.")),
+            (float(scores.std(correction=0)), N_("you returned the standard deviation; the spread is max - min.")),
+            (spread(_scores(rotation, q, k, offset, range(len(positions)))), N_("you used positions 0, 1, 2, ... instead of the `positions` given.")),
+            (spread(_scores(rotation, q, k, offset, positions[:-1])), N_("you left out the last position: every p in `positions` counts.")),
+            (spread(_scores(rotation, q, k, offset, positions[1:])), N_("you left out the first position: every p in `positions` counts.")),
+            (abs(float(scores[-1] - scores[0])), N_("you took the last score minus the first; the spread is the largest score minus the smallest, wherever they are in the list.")),
+            (spread(_scores(rotation, q, k, abs(offset), positions)) if offset < 0 else math.nan, N_("you used |offset|; the offset can be negative, and the query sits at m = p + offset.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: same_number(got, wrong, 1e-6, 1e-6))
         if named:
             return named
         if got < 0:
-            return "A spread (max - min) cannot be negative."
-        return "Your spread differs from max - min of rotate(q, p + offset) @ rotate(k, p) over the positions given."
+            return _("A spread (max - min) cannot be negative.")
+        return _(
+            "Your spread differs from max - min of rotate(q, p + offset) @ rotate(k, p) over the positions given."
+        )

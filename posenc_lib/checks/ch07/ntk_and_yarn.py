@@ -26,6 +26,9 @@ from posenc_lib.checks.answers import (
 from posenc_lib.checks.ch07.setting import F64, NOTEBOOK, RTOL
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.run import RAISED
+from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 from posenc_lib.rope_scaling import yarn_correction_range
 
 # -- q1: the NTK-aware base ---------------------------------------------------------------------------
@@ -34,13 +37,17 @@ from posenc_lib.rope_scaling import yarn_correction_range
 class NtkBase(Question):
     name, function, points, notebook = "q1", "ntk_base", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch07_scaling.ntk_base",)
-    title = "The NTK-aware base for a scale factor"
+    title = N_("The NTK-aware base for a scale factor")
     hints = (
-        "Write base' = base * s ** x. Then theta'_i = base' ** (-2i / D) = theta_i * s ** (-2 i x / D): "
-        "pair 0 keeps its frequency whatever x is.",
-        "The last pair is i = D/2 - 1, so its frequency is multiplied by s ** (-(D - 2) x / D). "
-        "Choose x so that this is exactly 1 / s.",
-        "x = D / (D - 2): return base * s ** (D / (D - 2)), one float.",
+        N_(
+            "Write base' = base * s ** x. Then theta'_i = base' ** (-2i / D) = theta_i * s ** (-2 i x / D): "
+            "pair 0 keeps its frequency whatever x is."
+        ),
+        N_(
+            "The last pair is i = D/2 - 1, so its frequency is multiplied by s ** (-(D - 2) x / D). "
+            "Choose x so that this is exactly 1 / s."
+        ),
+        N_("x = D / (D - 2): return base * s ** (D / (D - 2)), one float."),
     )
 
     def cases(self, seed=0):
@@ -66,22 +73,22 @@ class NtkBase(Question):
 
     def diagnose(self, case, value):
         base, s, d = case.args
-        got, problem = as_number(value, "The new base")
+        got, problem = as_number(value, N_("The new base"))
         if problem:
             return problem
         want = ntk_base(base, s, d)
         if same_number(got, want, rtol=RTOL, atol=0.0, floor=1.0):
             return None
         mistakes = [
-            (base * s, "you multiplied the base by s alone: then the slowest pair's frequency falls by s ** ((D - 2) / D), a little less than s. Raise s to the power that makes it exactly s."),
-            (base * s ** ((d - 2) / d), "your exponent is upside down: with s ** ((D - 2) / D) the slowest pair falls by s ** ((D - 2)**2 / D**2), not s. Solve s ** (-(D - 2) x / D) = 1 / s for x again."),
-            (base * s ** ((d / 2) / (d / 2 - 2)) if d > 4 else math.nan, "you used the number of pairs D/2 in the exponent where the head dimension D belongs (theta_i = base ** (-2i / D), D = head_dim)."),
-            (s ** (d / (d - 2)), "you returned the factor the base is multiplied by; return the new base itself (base times that factor)."),
-            (base / s ** (d / (d - 2)), "you divided the base; NTK-aware scaling raises it, so that the frequencies fall."),
-            (base ** (d / (d - 2)) * s, "the exponent belongs on s, not on the base: base' = base * s ** x."),
-            (base * s ** (d / (d - 2)) ** 0.5, "you took a square root somewhere: with your base the slowest pair falls by sqrt(s), not s."),
-            (10000.0 * s ** (d / (d - 2)) if base != 10000.0 else math.nan, "you used base 10000 instead of the `base` given."),
-            (base * s ** (128 / 126) if d != 128 else math.nan, "you used head_dim 128 instead of the `head_dim` given: the exponent D / (D - 2) depends on it."),
+            (base * s, N_("you multiplied the base by s alone: then the slowest pair's frequency falls by s ** ((D - 2) / D), a little less than s. Raise s to the power that makes it exactly s.")),
+            (base * s ** ((d - 2) / d), N_("your exponent is upside down: with s ** ((D - 2) / D) the slowest pair falls by s ** ((D - 2)**2 / D**2), not s. Solve s ** (-(D - 2) x / D) = 1 / s for x again.")),
+            (base * s ** ((d / 2) / (d / 2 - 2)) if d > 4 else math.nan, N_("you used the number of pairs D/2 in the exponent where the head dimension D belongs (theta_i = base ** (-2i / D), D = head_dim).")),
+            (s ** (d / (d - 2)), N_("you returned the factor the base is multiplied by; return the new base itself (base times that factor).")),
+            (base / s ** (d / (d - 2)), N_("you divided the base; NTK-aware scaling raises it, so that the frequencies fall.")),
+            (base ** (d / (d - 2)) * s, N_("the exponent belongs on s, not on the base: base' = base * s ** x.")),
+            (base * s ** (d / (d - 2)) ** 0.5, N_("you took a square root somewhere: with your base the slowest pair falls by sqrt(s), not s.")),
+            (10000.0 * s ** (d / (d - 2)) if base != 10000.0 else math.nan, N_("you used base 10000 instead of the `base` given.")),
+            (base * s ** (128 / 126) if d != 128 else math.nan, N_("you used head_dim 128 instead of the `head_dim` given: the exponent D / (D - 2) depends on it.")),
         ]  # fmt: skip
         named = named_mistake(
             mistakes,
@@ -91,7 +98,9 @@ class NtkBase(Question):
         )
         if named:
             return named
-        return "Your base is not the one asked for: with it, check that pair 0 keeps theta_0 = 1 and that the slowest pair's frequency falls by exactly s."
+        return _(
+            "Your base is not the one asked for: with it, check that pair 0 keeps theta_0 = 1 and that the slowest pair's frequency falls by exactly s."
+        )
 
 
 # -- q2: YaRN's ramp and attention scale -------------------------------------------------------------
@@ -184,7 +193,7 @@ def _rounding_case(generator) -> tuple:
     i(beta_fast) = low + (more than a half) and i(beta_slow) = high - (more than a half): rounding
     both ends to the nearest integer, or flooring or ceiling both, moves an end. beta_fast and
     beta_slow are not the defaults, and the factor is below 1 (the scale is then 1)."""
-    for _ in range(1000):
+    for _attempt in range(1000):
         d = draws.pick([64, 96, 128, 256], generator)
         base = draws.pick([10000.0, 500000.0], generator)
         fast, slow = draws.pick([(16.0, 2.0), (64.0, 2.0), (16.0, 0.5), (64.0, 4.0)], generator)
@@ -201,7 +210,7 @@ def _rounding_case(generator) -> tuple:
     raise RuntimeError("no rounding case found")  # pragma: no cover - the search always succeeds
 
 
-_STEP_SENTENCE = (
+_STEP_SENTENCE = N_(
     "Here both ends of the ramp land on pair {low} (low == high), so (i - low) / (high - low) "
     "divides by zero. Follow the convention: if low == high, add 0.001 to high (the ramp becomes "
     "a step)."
@@ -215,16 +224,22 @@ class YarnRampScale(Question):
         "posenc_lib.analysis.ch07_scaling.yarn_ramp",
         "posenc_lib.analysis.ch07_scaling.yarn_attention_scale",
     )
-    title = "YaRN's ramp and its attention scale"
+    title = N_("YaRN's ramp and its attention scale")
     hints = (
-        "Pair i turns r_i = L * theta_i / (2 pi) times over L, with theta_i = base ** (-2i / D). "
-        "Set r_i = beta, take logs, and solve for i: i(beta) is a real number, not an integer.",
-        "i(beta) = D * ln(L / (2 pi beta)) / (2 ln base). low = floor(i(beta_fast)), "
-        "high = ceil(i(beta_slow)), then low = max(low, 0) and high = min(high, D - 1) (D - 1, as "
-        "in the reference code); if low == high add 0.001 to high.",
-        "ramp_i = 1 - clamp((i - low) / (high - low), 0, 1) for i = 0 .. D/2 - 1, and the scale is "
-        "a plain float: 0.1 * ln(s) + 1 for s > 1 (math.log is ln), 1 for s <= 1. "
-        "Return (ramp, scale).",
+        N_(
+            "Pair i turns r_i = L * theta_i / (2 pi) times over L, with theta_i = base ** (-2i / D). "
+            "Set r_i = beta, take logs, and solve for i: i(beta) is a real number, not an integer."
+        ),
+        N_(
+            "i(beta) = D * ln(L / (2 pi beta)) / (2 ln base). low = floor(i(beta_fast)), "
+            "high = ceil(i(beta_slow)), then low = max(low, 0) and high = min(high, D - 1) (D - 1, as "
+            "in the reference code); if low == high add 0.001 to high."
+        ),
+        N_(
+            "ramp_i = 1 - clamp((i - low) / (high - low), 0, 1) for i = 0 .. D/2 - 1, and the scale is "
+            "a plain float: 0.1 * ln(s) + 1 for s > 1 (math.log is ln), 1 for s <= 1. "
+            "Return (ramp, scale)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -244,7 +259,7 @@ class YarnRampScale(Question):
             # (with s = 1), high past the last pair, and low == high (which needs max(low, 0)).
             generator = draws.seeded(seed, 2)
             specs = []
-            for _ in range(3):
+            for _draw in range(3):
                 d = draws.pick([32, 64, 96, 128, 256], generator)
                 base = draws.pick([10000.0, 100000.0, 500000.0], generator)
                 length = draws.pick([256, 1024, 2048, 4096, 8192, 32768], generator)
@@ -267,97 +282,116 @@ class YarnRampScale(Question):
     def diagnose(self, case, value):
         d, base, length, s, fast, slow = case.args
         if isinstance(value, torch.Tensor) or not isinstance(value, (tuple, list)):
-            return "Return two things, (ramp, scale): the (D/2,) ramp and one float."
+            return _("Return two things, (ramp, scale): the (D/2,) ramp and one float.")
         if len(value) != 2:
-            return f"Return exactly two things, (ramp, scale); yours has {len(value)}."
+            return tr("Return exactly two things, (ramp, scale); yours has {n}.", n=len(value))
         ramp_value, scale_value = value
         if isinstance(ramp_value, numbers.Number) and isinstance(scale_value, torch.Tensor):
-            return "You returned (scale, ramp); the order is (ramp, scale)."
+            return _("You returned (scale, ramp); the order is (ramp, scale).")
         if isinstance(ramp_value, torch.Tensor) and ramp_value.numel() == d:
-            return f"Your ramp has {d} values, one per dim; give one per pair: D/2 = {d // 2}."
+            return tr(
+                "Your ramp has {d} values, one per dim; give one per pair: D/2 = {pairs}.",
+                d=d,
+                pairs=d // 2,
+            )
         low, high = _ends(d, base, length, fast, slow)
         if low == high and not_finite(ramp_value):
-            return "Your ramp has NaN or infinite values. " + _STEP_SENTENCE.format(low=low)
-        ramp, problem = as_tensor(ramp_value, "The ramp", (d // 2,))
+            return tr(
+                "Your ramp has NaN or infinite values. {step}",
+                step=translate(_STEP_SENTENCE).format(low=low),
+            )
+        ramp, problem = as_tensor(ramp_value, N_("The ramp"), (d // 2,))
         if problem:
             return problem
-        scale, problem = as_number(scale_value, "The attention scale")
+        scale, problem = as_number(scale_value, N_("The attention scale"))
         if problem:
             return problem
         want_scale = yarn_attention_scale(s)
         if not same_number(scale, want_scale, rtol=RTOL, atol=0.0, floor=1.0):
             ln = math.log(s)
             if s < 1 and same_number(scale, 0.1 * ln + 1, rtol=RTOL, atol=0.0, floor=1.0):
-                return (
+                return _(
                     "The ramp may be fine, but here the factor is below 1: YaRN's attention scale "
                     "0.1 ln(s) + 1 applies only when s > 1; otherwise the scale is 1 (no sharpening)."
                 )
             mistakes = [
-                (ln, "your scale is ln(s); YaRN's attention scale sqrt(1/t) is 0.1 ln(s) + 1."),
-                (0.1 * ln, "your scale is 0.1 ln(s): add 1, so that s = 1 gives 1 (no change)."),
-                ((0.1 * ln + 1) ** 2, "(0.1 ln s + 1)^2 = 1/t is what the logits end up multiplied by, since q and k are both scaled; return the scale of one vector, sqrt(1/t) = 0.1 ln(s) + 1."),
-                (math.sqrt(0.1 * ln + 1), "you took the square root: 0.1 ln(s) + 1 is already sqrt(1/t), the scale of q and of k."),
-                (1 / (0.1 * ln + 1), "you returned the inverse, sqrt(t): the scale is sqrt(1/t) = 0.1 ln(s) + 1, above 1 (t is below 1), which sharpens attention."),
-                (1 / (0.1 * ln + 1) ** 2, "you returned the temperature t itself; the question asks for the scale of q and k, sqrt(1/t) = 0.1 ln(s) + 1."),
-                (0.1 * math.log2(s) + 1, "you used log base 2; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log)."),
-                (0.1 * math.log10(s) + 1, "you used log base 10; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log)."),
-                (0.1 * math.log(1 / s) + 1, "you used ln(1/s); with s > 1 the scale should be above 1: 0.1 ln(s) + 1."),
+                (ln, N_("your scale is ln(s); YaRN's attention scale sqrt(1/t) is 0.1 ln(s) + 1.")),
+                (0.1 * ln, N_("your scale is 0.1 ln(s): add 1, so that s = 1 gives 1 (no change).")),
+                ((0.1 * ln + 1) ** 2, N_("(0.1 ln s + 1)^2 = 1/t is what the logits end up multiplied by, since q and k are both scaled; return the scale of one vector, sqrt(1/t) = 0.1 ln(s) + 1.")),
+                (math.sqrt(0.1 * ln + 1), N_("you took the square root: 0.1 ln(s) + 1 is already sqrt(1/t), the scale of q and of k.")),
+                (1 / (0.1 * ln + 1), N_("you returned the inverse, sqrt(t): the scale is sqrt(1/t) = 0.1 ln(s) + 1, above 1 (t is below 1), which sharpens attention.")),
+                (1 / (0.1 * ln + 1) ** 2, N_("you returned the temperature t itself; the question asks for the scale of q and k, sqrt(1/t) = 0.1 ln(s) + 1.")),
+                (0.1 * math.log2(s) + 1, N_("you used log base 2; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log).")),
+                (0.1 * math.log10(s) + 1, N_("you used log base 10; YaRN's 0.1 ln(s) + 1 uses the natural log (math.log).")),
+                (0.1 * math.log(1 / s) + 1, N_("you used ln(1/s); with s > 1 the scale should be above 1: 0.1 ln(s) + 1.")),
             ]  # fmt: skip
             named = named_mistake(
                 mistakes,
                 lambda wrong: same_number(scale, wrong, rtol=RTOL, atol=0.0, floor=1.0),
-                lead="The ramp may be fine, but ",
+                lead=N_("The ramp may be fine, but "),
             )
             if named:
                 return named
-            return "Your scale differs from YaRN's sqrt(1/t) = 0.1 ln(s) + 1."
+            return _("Your scale differs from YaRN's sqrt(1/t) = 0.1 ln(s) + 1.")
         want = yarn_ramp(d, base, length, fast, slow)
         if close(ramp, want, rtol=0.0, atol=1e-6):
             return None
         variants = [
-            (dict(reverse=True), "your ramp is reversed: 1 must mean keep (the fast pairs, low index, which turn more than beta_fast times) and 0 divide by s (the slow pairs)."),
-            (dict(swap=True), "you swapped beta_fast and beta_slow: the low end comes from beta_fast (many turns), the high end from beta_slow."),
-            (dict(turns=True), "your ramp is linear in the number of turns r (the YaRN paper's gamma, section 3.2); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here."),
-            (dict(clamp_pairs=True), "you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it at D - 1 (sic), which makes the ramp shallower when even the slowest pair turns more than once over L. Use D - 1 here."),
-            (dict(turns=True, reverse=True), "your ramp is linear in the number of turns r, and reversed; use the pair-index form, with 1 for the fast pairs."),
-            (dict(truncate=False), "the ramp's ends are not rounded: floor the low end i(beta_fast) and ceil the high end i(beta_slow), as the reference code does."),
-            (dict(two_pi=False), "you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L."),
-            (dict(pairs_for_d=True), "your pair index of a number of turns uses D/2 where D belongs: i(beta) = D * ln(L / (2 pi beta)) / (2 ln base)."),
-            (dict(reverse=True, truncate=False), "your ramp is reversed and its ends are not rounded."),
-            (dict(cap_high=False), "you did not cap the high end: high = min(ceil(i(beta_slow)), D - 1). Here i(beta_slow) lies past D - 1, so the cap changes the ramp."),
-            (dict(cap_low=False), "you did not cap the low end at pair 0: low = max(floor(i(beta_fast)), 0). Here i(beta_fast) is negative (even pair 0 turns fewer than beta_fast times)."),
-            (dict(clamp=False), "your ramp has values above 1 or below 0: clamp (i - low) / (high - low) to [0, 1] before taking 1 minus it."),
-            (dict(first_pair=1), "your pair indices start at 1; pairs count from 0 (i = 0 .. D/2 - 1)."),
-            (dict(fast=32.0, slow=1.0), "you used beta_fast = 32 and beta_slow = 1 instead of the `beta_fast` and `beta_slow` given."),
+            (dict(reverse=True), N_("your ramp is reversed: 1 must mean keep (the fast pairs, low index, which turn more than beta_fast times) and 0 divide by s (the slow pairs).")),
+            (dict(swap=True), N_("you swapped beta_fast and beta_slow: the low end comes from beta_fast (many turns), the high end from beta_slow.")),
+            (dict(turns=True), N_("your ramp is linear in the number of turns r (the YaRN paper's gamma, section 3.2); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here.")),
+            (dict(clamp_pairs=True), N_("you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it at D - 1 (sic), which makes the ramp shallower when even the slowest pair turns more than once over L. Use D - 1 here.")),
+            (dict(turns=True, reverse=True), N_("your ramp is linear in the number of turns r, and reversed; use the pair-index form, with 1 for the fast pairs.")),
+            (dict(truncate=False), N_("the ramp's ends are not rounded: floor the low end i(beta_fast) and ceil the high end i(beta_slow), as the reference code does.")),
+            (dict(two_pi=False), N_("you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L.")),
+            (dict(pairs_for_d=True), N_("your pair index of a number of turns uses D/2 where D belongs: i(beta) = D * ln(L / (2 pi beta)) / (2 ln base).")),
+            (dict(reverse=True, truncate=False), N_("your ramp is reversed and its ends are not rounded.")),
+            (dict(cap_high=False), N_("you did not cap the high end: high = min(ceil(i(beta_slow)), D - 1). Here i(beta_slow) lies past D - 1, so the cap changes the ramp.")),
+            (dict(cap_low=False), N_("you did not cap the low end at pair 0: low = max(floor(i(beta_fast)), 0). Here i(beta_fast) is negative (even pair 0 turns fewer than beta_fast times).")),
+            (dict(clamp=False), N_("your ramp has values above 1 or below 0: clamp (i - low) / (high - low) to [0, 1] before taking 1 minus it.")),
+            (dict(first_pair=1), N_("your pair indices start at 1; pairs count from 0 (i = 0 .. D/2 - 1).")),
+            (dict(fast=32.0, slow=1.0), N_("you used beta_fast = 32 and beta_slow = 1 instead of the `beta_fast` and `beta_slow` given.")),
         ]  # fmt: skip
         if low == high:  # the step case: the 0.001 moved to the wrong end
             pairs = torch.arange(d // 2, dtype=F64)  # (D/2,)
             low_bumped = 1 - ((pairs - (low - 0.001)) / 0.001).clamp(0, 1)  # (D/2,)
             if close(ramp, low_bumped, rtol=0.0, atol=1e-6):
-                return f"The scale is right, but your ramp is 0 at pair {low}, where low == high: the convention adds 0.001 to high (it does not subtract it from low), so pair {low} keeps 1 and the ramp steps down after it."
+                return tr(
+                    "The scale is right, but your ramp is 0 at pair {low}, where low == high: the convention adds 0.001 to high (it does not subtract it from low), so pair {low} keeps 1 and the ramp steps down after it.",
+                    low=low,
+                )
         for options, sentence in variants:
             given = {"fast": fast, "slow": slow, **options}
             if close(ramp, _ramp_variant(d, base, length, **given), rtol=0.0, atol=1e-6):
-                return "The scale is right, but " + sentence
+                return tr("The scale is right, but {sentence}", sentence=translate(sentence))
         rounded = _rounding(ramp, d, base, length, fast, slow)
         if rounded:
-            return "The scale is right, but " + rounded
-        return "The scale is right, but the ramp differs: check the pair indices of beta_fast and beta_slow and the direction (1 = keep)."
+            return tr("The scale is right, but {sentence}", sentence=rounded)
+        return _(
+            "The scale is right, but the ramp differs: check the pair indices of beta_fast and "
+            "beta_slow and the direction (1 = keep)."
+        )
 
     def _judge(self, cases, outcomes):
         status, message = super()._judge(cases, outcomes)
-        if "ZeroDivisionError" in message:  # plain-float arithmetic on a case with low == high
+        last = outcomes[-1] if outcomes else None
+        raised = last is not None and last.kind == RAISED and "ZeroDivisionError" in str(last.error)
+        if raised:  # plain-float arithmetic on a case with low == high
             case = cases[len(outcomes) - 1]
             low, high = _ends(*case.args[:3], *case.args[4:])
             if low == high:
-                message += " " + _STEP_SENTENCE.format(low=low)
+                message += " " + translate(_STEP_SENTENCE).format(low=low)
         return status, message
 
 
 def _rounding(ramp, d, base, length, fast, slow) -> str | None:
     """A sentence naming how the ramp's ends were rounded, when the ramp is YaRN's with the ends
     rounded otherwise than (floor, ceil); None when no rounding gives it."""
-    ways = {math.floor: "down (floor)", math.ceil: "up (ceil)", round: "to the nearest integer"}
+    ways = {
+        math.floor: N_("down (floor)"),
+        math.ceil: N_("up (ceil)"),
+        round: N_("to the nearest integer"),
+    }
     found = [
         (low, high)
         for low in ways
@@ -374,13 +408,25 @@ def _rounding(ramp, d, base, length, fast, slow) -> str | None:
         return None
     if len(found) == 1:  # the ends tell exactly how: name it
         low, high = found[0]
-        said = [f"the low end i(beta_fast) {ways[low]}"] * (low is not math.floor) + [
-            f"the high end i(beta_slow) {ways[high]}"
-        ] * (high is not math.ceil)
-        return f"you rounded {' and '.join(said)}; round the low end down (floor) and the high end up (ceil)."
+        said = [tr("the low end i(beta_fast) {way}", way=translate(ways[low]))] * (
+            low is not math.floor
+        ) + [tr("the high end i(beta_slow) {way}", way=translate(ways[high]))] * (
+            high is not math.ceil
+        )
+        return tr(
+            "you rounded {what}; round the low end down (floor) and the high end up (ceil).",
+            what=_both(said),
+        )
     low_wrong = all(low is not math.floor for low, _ in found)
     high_wrong = all(high is not math.ceil for _, high in found)
-    said = ["the low end i(beta_fast) down (floor)"] * low_wrong + [
-        "the high end i(beta_slow) up (ceil)"
+    said = [_("the low end i(beta_fast) down (floor)")] * low_wrong + [
+        _("the high end i(beta_slow) up (ceil)")
     ] * high_wrong
-    return f"your ramp's ends are rounded the wrong way: round {' and '.join(said)}."
+    return tr("your ramp's ends are rounded the wrong way: round {what}.", what=_both(said))
+
+
+def _both(parts: list[str]) -> str:
+    """One part, or two joined by "and" in the language in use."""
+    if len(parts) == 2:
+        return tr("{first} and {second}", first=parts[0], second=parts[1])
+    return " and ".join(parts)

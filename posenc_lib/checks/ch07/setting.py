@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from posenc_lib.i18n import N_
+
 NOTEBOOK = "07_extrapolation.ipynb"
-HAND_MADE = "a hand-made (2, 16, 14) curves, train_len = 6, tol = 0.25"
+HAND_MADE = N_("a hand-made (2, 16, 14) curves, train_len = 6, tol = 0.25")
 F64 = torch.float64
 
 

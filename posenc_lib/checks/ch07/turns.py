@@ -17,6 +17,7 @@ from posenc_lib.checks.answers import INDEX_LIST, as_index_list
 from posenc_lib.checks.ch07.setting import F64, HAND_MADE, NOTEBOOK
 from posenc_lib.checks.diagnosis import extra_or_missing, named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.rope_scaling import default_inv_freq
 
 
@@ -34,7 +35,7 @@ class _PairList(Question):
     def diagnose(self, case, value):
         want, size = self.expected(case)
         got, problem = as_index_list(
-            value, "Your answer", size, lambda indices: self.outside(case, indices)
+            value, N_("Your answer"), size, lambda indices: self.outside(case, indices)
         )
         if problem:
             return problem
@@ -56,14 +57,20 @@ def _turn_variant(d, base, length, *, limit_offset=-1, circle=2 * math.pi, power
 class FullTurnPairs(_PairList):
     name, function, points, notebook = "q3", "full_turn_pairs", 2, NOTEBOOK
     returns, references = INDEX_LIST, ("posenc_lib.analysis.ch07_scaling.full_turn_pairs",)
-    title = "Which RoPE pairs turn a full circle within the training length?"
+    title = N_("Which RoPE pairs turn a full circle within the training length?")
     hints = (
-        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i, "
-        "the distance over which it turns once.",
-        "In a window of L tokens, how far can a key be from its query? Over that largest distance, "
-        "has pair i turned a whole circle?",
-        "The largest distance is L - 1: pair i qualifies when (L - 1) * theta_i >= 2 pi, i.e. "
-        "wavelength <= L - 1. Return the pair indices i (not dims), increasing; it may be empty.",
+        N_(
+            "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; the wavelength of pair i is 2 pi / theta_i, "
+            "the distance over which it turns once."
+        ),
+        N_(
+            "In a window of L tokens, how far can a key be from its query? Over that largest distance, "
+            "has pair i turned a whole circle?"
+        ),
+        N_(
+            "The largest distance is L - 1: pair i qualifies when (L - 1) * theta_i >= 2 pi, i.e. "
+            "wavelength <= L - 1. Return the pair indices i (not dims), increasing; it may be empty."
+        ),
     )
 
     def cases(self, seed=0):
@@ -73,7 +80,7 @@ class FullTurnPairs(_PairList):
         else:
             generator = draws.seeded(seed, 3)
             specs = []
-            for _ in range(3):
+            for _draw in range(3):
                 d = draws.pick([16, 32, 64, 96, 128, 256], generator)
                 base = draws.pick([100.0, 10000.0, 500000.0, 1e6], generator)
                 length = draws.randint(8, 40000, generator)
@@ -101,31 +108,38 @@ class FullTurnPairs(_PairList):
 
     def outside(self, case, indices):
         d = case.args[0]
-        return f"Pair indices run from 0 to D/2 - 1 = {d // 2 - 1}; some of yours are outside that range."
+        return tr(
+            "Pair indices run from 0 to D/2 - 1 = {last}; some of yours are outside that range.",
+            last=d // 2 - 1,
+        )
 
     def mistakes(self, case, want):
         d, base, length = case.args
         complement = [i for i in range(d // 2) if i not in want]
         mistakes = [
-            (sorted(set(want) | {0}), "pair 0 does not always qualify: its wavelength is 2 pi (about 6.3 positions), so with L - 1 below that not even pair 0 turns a full circle."),
-            (_turn_variant(d, base, length, limit_offset=0), "your limit is off by one: in a window of L tokens the largest query-key distance is L - 1, so a pair turns a full circle when its wavelength is at most L - 1."),
-            (complement, "you returned the pairs that do *not* turn a full circle; the question asks for those that do (short wavelengths)."),
-            (_turn_variant(d, base, length, circle=1.0), "you compared 1 / theta_i with L - 1; the wavelength is 2 pi / theta_i, the distance of one full turn."),
-            (_turn_variant(d, base, length, power=1.0), "your frequencies are base ** (-i / D); RoPE's are base ** (-2i / D), i = 0 .. D/2 - 1."),
-            ([i + 1 for i in want], "your indices start at 1; pairs count from 0."),
-            (sorted(want + [i + d // 2 for i in want]), "you listed dims (i and i + D/2); list each pair once, by its index i."),
-            (sorted([2 * i for i in want] + [2 * i + 1 for i in want]), "you listed dims (2i and 2i + 1); list each pair once, by its index i."),
-            ([i for i, t in enumerate(frequencies(d, base).tolist()) if t <= length - 1], "you compared the frequency theta_i with L - 1; compare the wavelength 2 pi / theta_i."),
-            ([i for i in want if i < d // 2 - 1], "you never looked at the last pair, D/2 - 1: check every pair, i = 0 .. D/2 - 1."),
-            (full_turn_pairs(d, 10000.0, length) if base != 10000.0 else None, "you used base 10000 instead of the `base` given."),
+            (sorted(set(want) | {0}), N_("pair 0 does not always qualify: its wavelength is 2 pi (about 6.3 positions), so with L - 1 below that not even pair 0 turns a full circle.")),
+            (_turn_variant(d, base, length, limit_offset=0), N_("your limit is off by one: in a window of L tokens the largest query-key distance is L - 1, so a pair turns a full circle when its wavelength is at most L - 1.")),
+            (complement, N_("you returned the pairs that do *not* turn a full circle; the question asks for those that do (short wavelengths).")),
+            (_turn_variant(d, base, length, circle=1.0), N_("you compared 1 / theta_i with L - 1; the wavelength is 2 pi / theta_i, the distance of one full turn.")),
+            (_turn_variant(d, base, length, power=1.0), N_("your frequencies are base ** (-i / D); RoPE's are base ** (-2i / D), i = 0 .. D/2 - 1.")),
+            ([i + 1 for i in want], N_("your indices start at 1; pairs count from 0.")),
+            (sorted(want + [i + d // 2 for i in want]), N_("you listed dims (i and i + D/2); list each pair once, by its index i.")),
+            (sorted([2 * i for i in want] + [2 * i + 1 for i in want]), N_("you listed dims (2i and 2i + 1); list each pair once, by its index i.")),
+            ([i for i, t in enumerate(frequencies(d, base).tolist()) if t <= length - 1], N_("you compared the frequency theta_i with L - 1; compare the wavelength 2 pi / theta_i.")),
+            ([i for i in want if i < d // 2 - 1], N_("you never looked at the last pair, D/2 - 1: check every pair, i = 0 .. D/2 - 1.")),
+            (full_turn_pairs(d, 10000.0, length) if base != 10000.0 else None, N_("you used base 10000 instead of the `base` given.")),
         ]  # fmt: skip
         return mistakes
 
     def extra(self, n):
-        return f"{n} of your pairs {'does' if n == 1 else 'do'} not turn a full circle within L - 1 positions."
+        if n == 1:
+            return tr("{n} of your pairs does not turn a full circle within L - 1 positions.", n=n)
+        return tr("{n} of your pairs do not turn a full circle within L - 1 positions.", n=n)
 
     def missing(self, n):
-        return f"You left out {n} {'pair that turns' if n == 1 else 'pairs that turn'} a full circle within L - 1 positions."
+        if n == 1:
+            return tr("You left out {n} pair that turns a full circle within L - 1 positions.", n=n)
+        return tr("You left out {n} pairs that turn a full circle within L - 1 positions.", n=n)
 
 
 # -- q4: which pairs meet new scores past L (the measurement) --------------------------------------
@@ -202,15 +216,21 @@ class NewScorePairs(_PairList):
         "posenc_lib.analysis.ch07_extrapolation.new_score_pairs",
         "posenc_lib.analysis.ch07_extrapolation.score_excess",
     )
-    title = "Which pairs' score curves reach values past L that they never reached in training"
+    title = N_("Which pairs' score curves reach values past L that they never reached in training")
     hints = (
-        "curves[h, i, delta] is head h's position-only score for pair i at distance delta. The "
-        "training distances are 0 .. L - 1: curves[..., :L]; the new ones are curves[..., L:].",
-        "For each head and pair: excess = the larger of (max over new - max over seen) and "
-        "(min over seen - min over new), clamped at 0, divided by the largest |value| of the whole "
-        "curve (seen and new distances together). Compare values, not |values|: a new low counts.",
-        "A pair counts if its excess is above tol in at least one head (.any over the heads). "
-        "Return the pair indices in increasing order.",
+        N_(
+            "curves[h, i, delta] is head h's position-only score for pair i at distance delta. The "
+            "training distances are 0 .. L - 1: curves[..., :L]; the new ones are curves[..., L:]."
+        ),
+        N_(
+            "For each head and pair: excess = the larger of (max over new - max over seen) and "
+            "(min over seen - min over new), clamped at 0, divided by the largest |value| of the whole "
+            "curve (seen and new distances together). Compare values, not |values|: a new low counts."
+        ),
+        N_(
+            "A pair counts if its excess is above tol in at least one head (.any over the heads). "
+            "Return the pair indices in increasing order."
+        ),
     )
 
     def cases(self, seed=0):
@@ -220,7 +240,7 @@ class NewScorePairs(_PairList):
         else:
             generator = draws.seeded(seed, 4)
             specs = []
-            for _ in range(3):
+            for _draw in range(3):
                 d = draws.pick([16, 32, 64, 128], generator)
                 length = draws.pick([32, 64, 128], generator)
                 specs.append(
@@ -235,14 +255,21 @@ class NewScorePairs(_PairList):
                 )
         generator = draws.seeded(seed, 14)
         # The hand-made case first: on it every usual mistake gives a list of its own.
-        cases = [Case((_edge_curves(), 6, 0.25), HAND_MADE)]
+        cases = [Case((_edge_curves(), 6, 0.25), _(HAND_MADE))]
         for heads, d, base, length, n, tol in specs:
             curves = _synthetic_curves(heads, d, base, length, n, generator)
             cases.append(
                 Case(
                     (curves, length, tol),
-                    f"curves of shape {(heads, d // 2, n)} (head_dim {d}, base {base:g}), "
-                    f"train_len = {length}, tol = {tol:g}",
+                    tr(
+                        "curves of shape {shape} (head_dim {d}, base {base:g}), "
+                        "train_len = {length}, tol = {tol:g}",
+                        shape=(heads, d // 2, n),
+                        d=d,
+                        base=base,
+                        length=length,
+                        tol=tol,
+                    ),
                 )
             )
         return cases
@@ -252,10 +279,13 @@ class NewScorePairs(_PairList):
         return new_score_pairs(curves, length, tol), curves.shape[1]
 
     def outside(self, case, indices):
-        n_heads, n_pairs, _ = case.args[0].shape
+        n_heads, n_pairs, _distances = case.args[0].shape
         if all(0 <= i < n_heads for i in indices):
-            return "Return pair indices (the second axis of curves), not heads."
-        return f"Pair indices run from 0 to {n_pairs - 1}; some of yours are outside that range."
+            return _("Return pair indices (the second axis of curves), not heads.")
+        return tr(
+            "Pair indices run from 0 to {last}; some of yours are outside that range.",
+            last=n_pairs - 1,
+        )
 
     def mistakes(self, case, want):
         curves, length, tol = case.args
@@ -273,29 +303,44 @@ class NewScorePairs(_PairList):
         excess = torch.maximum(above, below)
         mean_share = (excess / size).mean(0)  # (P,)
         mistakes = [
-            (new_score_pairs(curves, length + 1, tol), "your training distances are off by one: they are 0 .. L - 1 (curves[..., :L]); distance L is already new."),
-            (pairs(above / size > tol), "you looked only for new highs; a score below the lowest one seen in training is new too."),
-            (pairs(below / size > tol), "you looked only for new lows; a score above the highest one seen in training is new too."),
-            (pairs(excess > tol), "you compared the excess itself with tol; divide it by the curve's largest |value| first, so that tol is a share."),
-            (pairs(excess / (seen.amax(-1) - seen.amin(-1)).clamp_min(1e-300) > tol), "you divided by the range seen in training; divide by the curve's largest |value| over all distances."),
-            ([int(i) for i in torch.nonzero((score_excess(curves, length) > tol).all(0)).flatten()], "you kept the pairs that leave their range in every head; one head is enough (.any over the heads)."),
-            ([int(i) for i in torch.nonzero(mean_share > tol).flatten()], "you averaged the excess over the heads; a pair counts if its excess is above tol in at least one head (.any, or .amax over the heads)."),
-            (pairs(outward / size > tol), "you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size. Compare the highs and the lows themselves."),
-            (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included."),
-            (pairs(excess / new.abs().amax(-1).clamp_min(tiny) > tol), "you divided by the largest |value| past L; divide by the largest |value| of the whole curve, the training distances included (a curve's largest value may lie before L)."),
-            (pairs((excess / size).round(decimals=2) > tol), "you rounded the excess before comparing it with tol; an excess of 0.254 is above 0.25: compare the exact share."),
-            ([i for i in range(n_pairs) if i not in want], "you returned the pairs that stay inside their training range; the question asks for those that leave it."),
-            ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], "you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves)."),
-            (new_score_pairs(curves, length - 1, tol), "your training distances stop at L - 2: they are 0 .. L - 1 (curves[..., :L]), so distance L - 1 was seen in training and is not new."),
-            (pairs(excess / size >= tol), "a pair whose excess equals tol exactly does not count: the excess must be above tol (>, not >=)."),
-            (pairs((above + below) / size > tol), "you added the excess above and the excess below; the excess is the larger of the two."),
-            (pairs(_partial_excess(curves, length, 2 * length) / size > tol), "you looked only at the distances L .. 2L - 1; the new distances run from L to the last one, curves[..., L:]."),
-            (pairs(_partial_excess(curves, length, curves.shape[-1] - 1) / size > tol), "you left out the last distance; the new distances run from L to the last one, curves[..., L:]."),
+            (new_score_pairs(curves, length + 1, tol), N_("your training distances are off by one: they are 0 .. L - 1 (curves[..., :L]); distance L is already new.")),
+            (pairs(above / size > tol), N_("you looked only for new highs; a score below the lowest one seen in training is new too.")),
+            (pairs(below / size > tol), N_("you looked only for new lows; a score above the highest one seen in training is new too.")),
+            (pairs(excess > tol), N_("you compared the excess itself with tol; divide it by the curve's largest |value| first, so that tol is a share.")),
+            (pairs(excess / (seen.amax(-1) - seen.amin(-1)).clamp_min(1e-300) > tol), N_("you divided by the range seen in training; divide by the curve's largest |value| over all distances.")),
+            ([int(i) for i in torch.nonzero((score_excess(curves, length) > tol).all(0)).flatten()], N_("you kept the pairs that leave their range in every head; one head is enough (.any over the heads).")),
+            ([int(i) for i in torch.nonzero(mean_share > tol).flatten()], N_("you averaged the excess over the heads; a pair counts if its excess is above tol in at least one head (.any, or .amax over the heads).")),
+            (pairs(outward / size > tol), N_("you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size. Compare the highs and the lows themselves.")),
+            (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included.")),
+            (pairs(excess / new.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| past L; divide by the largest |value| of the whole curve, the training distances included (a curve's largest value may lie before L).")),
+            (pairs((excess / size).round(decimals=2) > tol), N_("you rounded the excess before comparing it with tol; an excess of 0.254 is above 0.25: compare the exact share.")),
+            ([i for i in range(n_pairs) if i not in want], N_("you returned the pairs that stay inside their training range; the question asks for those that leave it.")),
+            ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], N_("you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves).")),
+            (new_score_pairs(curves, length - 1, tol), N_("your training distances stop at L - 2: they are 0 .. L - 1 (curves[..., :L]), so distance L - 1 was seen in training and is not new.")),
+            (pairs(excess / size >= tol), N_("a pair whose excess equals tol exactly does not count: the excess must be above tol (>, not >=).")),
+            (pairs((above + below) / size > tol), N_("you added the excess above and the excess below; the excess is the larger of the two.")),
+            (pairs(_partial_excess(curves, length, 2 * length) / size > tol), N_("you looked only at the distances L .. 2L - 1; the new distances run from L to the last one, curves[..., L:].")),
+            (pairs(_partial_excess(curves, length, curves.shape[-1] - 1) / size > tol), N_("you left out the last distance; the new distances run from L to the last one, curves[..., L:].")),
         ]  # fmt: skip
         return mistakes
 
     def extra(self, n):
-        return f"{n} of your pairs {'stays' if n == 1 else 'stay'} within tol of the range seen in training in every head."
+        if n == 1:
+            return tr(
+                "{n} of your pairs stays within tol of the range seen in training in every head.",
+                n=n,
+            )
+        return tr(
+            "{n} of your pairs stay within tol of the range seen in training in every head.", n=n
+        )
 
     def missing(self, n):
-        return f"You left out {n} {'pair that leaves' if n == 1 else 'pairs that leave'} the training range by more than tol in some head."
+        if n == 1:
+            return tr(
+                "You left out {n} pair that leaves the training range by more than tol in some head.",
+                n=n,
+            )
+        return tr(
+            "You left out {n} pairs that leave the training range by more than tol in some head.",
+            n=n,
+        )

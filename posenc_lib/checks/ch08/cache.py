@@ -30,6 +30,7 @@ from posenc_lib.checks import draws
 from posenc_lib.checks.answers import INT_TENSOR
 from posenc_lib.checks.ch08.setting import NOTEBOOK
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # Prompts whose greedy continuations are stable argmaxes; the public ones, then the hidden pool.
 PUBLIC = (("The capital of Italy is", 6), ("Once upon a time, there was a", 5))
@@ -131,59 +132,99 @@ def _watched(model, prompt_len: int, n_new: int):
         fed = ids.shape[-1] if ids is not None else embeds.shape[1]
         cache = _argument(args, kwargs, 3, "cache", "past_key_values")
         cached = int(cache.get_seq_length()) if cache is not None else 0
-        stop = "the check stopped the model"
+        stop = _("the check stopped the model")
         if calls[0] > n_new:
             raise RuntimeError(
-                f"{stop} at its call {calls[0]}: n_new = {n_new} tokens take exactly {n_new} "
-                "calls, one on the prompt (its last logits give the first new token), then one "
-                "per later token; the last token chosen is returned, never fed"
+                tr(
+                    "{stop} at its call {call}: n_new = {n_new} tokens take exactly {n_new} "
+                    "calls, one on the prompt (its last logits give the first new token), then one "
+                    "per later token; the last token chosen is returned, never fed",
+                    stop=stop,
+                    call=calls[0],
+                    n_new=n_new,
+                )
             )
         if cached == 0 and fed > prompt_len:
             raise RuntimeError(
-                f"{stop}, given {fed} tokens and no cache: feed the prompt once, then only the "
-                "newest token each step, with the cache the last call returned (out.cache)"
+                tr(
+                    "{stop}, given {fed} tokens and no cache: feed the prompt once, then only the "
+                    "newest token each step, with the cache the last call returned (out.cache)",
+                    stop=stop,
+                    fed=fed,
+                )
             )
         if calls[0] == 1 and fed < prompt_len:
             raise RuntimeError(
-                f"{stop}: its first call got {fed} of the prompt's {prompt_len} tokens; feed the "
-                "whole prompt, (1, T), in one call with use_cache=True"
+                tr(
+                    "{stop}: its first call got {fed} of the prompt's {prompt_len} tokens; feed "
+                    "the whole prompt, (1, T), in one call with use_cache=True",
+                    stop=stop,
+                    fed=fed,
+                    prompt_len=prompt_len,
+                )
             )
         if calls[0] > 1 and cached == 0:
             if fed == prompt_len:
                 raise RuntimeError(
-                    f"{stop}, given the prompt again with no cache: feed it once; the first "
-                    "call's out.cache already holds its keys and values, rotated"
+                    tr(
+                        "{stop}, given the prompt again with no cache: feed it once; the first "
+                        "call's out.cache already holds its keys and values, rotated",
+                        stop=stop,
+                    )
                 )
             raise RuntimeError(
-                f"{stop}, given {fed} token and no cache after the prompt's call: it would see "
-                "only itself. You did not pass the cache: pass the cache the first call returned "
-                "(`cache=out.cache`), then each step the last call's"
+                tr(
+                    "{stop}, given {fed} token and no cache after the prompt's call: it would see "
+                    "only itself. You did not pass the cache: pass the cache the first call "
+                    "returned (`cache=out.cache`), then each step the last call's",
+                    stop=stop,
+                    fed=fed,
+                )
             )
         if cached > 0 and fed > 1:
             raise RuntimeError(
-                f"{stop}, given {fed} tokens with a cache that already holds {cached}: feed only "
-                "the newest token; the cache holds the rest, already rotated"
+                tr(
+                    "{stop}, given {fed} tokens with a cache that already holds {cached}: feed "
+                    "only the newest token; the cache holds the rest, already rotated",
+                    stop=stop,
+                    fed=fed,
+                    cached=cached,
+                )
             )
         positions = _argument(args, kwargs, 2, "position_ids")
         if positions is None and calls[0] > 1:
             raise RuntimeError(
-                f"{stop}: you let transformers number the new token; pass its position yourself: "
-                f"position_ids = [[T + k]] for the k-th token fed after the prompt (k = 0, 1, ...; "
-                f"here [[{cached}]]): positions continue the cache"
+                tr(
+                    "{stop}: you let transformers number the new token; pass its position "
+                    "yourself: position_ids = [[T + k]] for the k-th token fed after the prompt "
+                    "(k = 0, 1, ...; here [[{cached}]]): positions continue the cache",
+                    stop=stop,
+                    cached=cached,
+                )
             )
         if positions is not None:
             given = [int(p) for p in torch.as_tensor(positions).reshape(-1)[-fed:]]
             if given != list(range(cached, cached + fed)):
                 if cached > 0 and given[0] == 0:
                     raise RuntimeError(
-                        f"{stop}: position_ids restart at 0, but the cache holds {cached} tokens "
-                        f"at positions 0 .. {cached - 1} (their keys already rotated): the new "
-                        f"token sits at position {cached}"
+                        tr(
+                            "{stop}: position_ids restart at 0, but the cache holds {cached} "
+                            "tokens at positions 0 .. {last} (their keys already rotated): the "
+                            "new token sits at position {cached}",
+                            stop=stop,
+                            cached=cached,
+                            last=cached - 1,
+                        )
                     )
                 raise RuntimeError(
-                    f"{stop}: position_ids {given[:3]} for a token after {cached} cached ones: "
-                    f"positions count from 0, so it sits at position {cached} (off by "
-                    f"{given[0] - cached})"
+                    tr(
+                        "{stop}: position_ids {given} for a token after {cached} cached ones: "
+                        "positions count from 0, so it sits at position {cached} (off by {off})",
+                        stop=stop,
+                        given=given[:3],
+                        cached=cached,
+                        off=given[0] - cached,
+                    )
                 )
 
     decoder = copy.copy(model.model)  # shares its layers, embeddings and rotary module
@@ -208,7 +249,12 @@ def _random_case(generator, length: int, n_new: int, drawn: str) -> Case:
     ids = torch.randint(FIRST_ID, model.config.vocab_size, (1, length), generator=generator)
     return Case(
         (_watched(model, length, n_new), ids, n_new),
-        f"SmolLM2-135M, a prompt of {length} random token ids {drawn}, n_new = {n_new}",
+        tr(
+            "SmolLM2-135M, a prompt of {length} random token ids {drawn}, n_new = {n_new}",
+            length=length,
+            drawn=drawn,
+            n_new=n_new,
+        ),
     )
 
 
@@ -220,20 +266,26 @@ class GreedyWithCache(Question):
         "posenc_lib.analysis.ch08_cache.greedy_generate_with_cache",
     )
     timeout = 10.0  # a few forward passes of a 135 M model, on one core
-    slow_hint = "feed the prompt once, then one token per step with the cache."
-    title = "Greedy generation with your own KV-cache loop"
+    slow_hint = N_("feed the prompt once, then one token per step with the cache.")
+    title = N_("Greedy generation with your own KV-cache loop")
     hints = (
-        "First call: out = model(input_ids, use_cache=True). The next token is "
-        "out.logits[:, -1].argmax(-1), and out.cache holds every prompt token's keys and values, "
-        "already rotated by RoPE at their positions 0 .. T - 1.",
-        "Each step: feed only the newest token, (1, 1), with cache=out.cache (the last call's), and "
-        "position_ids=torch.tensor([[position]]): the token's own position, T for the first new "
-        "token fed, then T + 1, ... (it continues the cache; it never restarts at 0). Pass it on "
-        "every call after the prompt's: the check stops a call without it (transformers would "
-        "number the token from the cache's length itself; here you do).",
-        "Collect the n_new chosen tokens (the first comes from the prompt's call, so the loop "
-        "feeds n_new - 1 tokens: n_new calls of the model in all, which the check counts) and "
-        "return torch.cat(tokens, dim=1), shape (1, n_new), inside torch.no_grad().",
+        N_(
+            "First call: out = model(input_ids, use_cache=True). The next token is "
+            "out.logits[:, -1].argmax(-1), and out.cache holds every prompt token's keys and "
+            "values, already rotated by RoPE at their positions 0 .. T - 1."
+        ),
+        N_(
+            "Each step: feed only the newest token, (1, 1), with cache=out.cache (the last "
+            "call's), and position_ids=torch.tensor([[position]]): the token's own position, T for "
+            "the first new token fed, then T + 1, ... (it continues the cache; it never restarts at "
+            "0). Pass it on every call after the prompt's: the check stops a call without it "
+            "(transformers would number the token from the cache's length itself; here you do)."
+        ),
+        N_(
+            "Collect the n_new chosen tokens (the first comes from the prompt's call, so the loop "
+            "feeds n_new - 1 tokens: n_new calls of the model in all, which the check counts) and "
+            "return torch.cat(tokens, dim=1), shape (1, n_new), inside torch.no_grad()."
+        ),
     )
 
     def cases(self, seed=0):
@@ -251,12 +303,17 @@ class GreedyWithCache(Question):
             cases.append(
                 Case(
                     (_watched(llm.model, ids.shape[1], n_new), ids, n_new),
-                    f"SmolLM2-135M, the prompt {text!r} ({ids.shape[1]} tokens), n_new = {n_new}",
+                    tr(
+                        "SmolLM2-135M, the prompt {text!r} ({n} tokens), n_new = {n_new}",
+                        text=text,
+                        n=ids.shape[1],
+                        n_new=n_new,
+                    ),
                 )
             )
         if seed != 0:
             length, n_new = draws.randint(6, 11, generator), draws.pick([4, 5], generator)
-            cases.append(_random_case(generator, length, n_new, "drawn from the grader's seed"))
+            cases.append(_random_case(generator, length, n_new, _("drawn from the grader's seed")))
         return cases
 
     def check_cases(self) -> list[Case]:
@@ -265,7 +322,7 @@ class GreedyWithCache(Question):
         tokens in advance. Its sentences never show the ids; a grader's draws come from its seed."""
         generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
         return self.cases(0) + [
-            _random_case(generator, *PUBLIC_RANDOM, "drawn afresh at each check")
+            _random_case(generator, *PUBLIC_RANDOM, _("drawn afresh at each check"))
         ]
 
     def evaluate(self, fn):
@@ -275,34 +332,35 @@ class GreedyWithCache(Question):
         return self.judge(cases, self.run(fn, cases))
 
     def diagnose(self, case, value):
-        _, ids, n_new = case.args
+        _model, ids, n_new = case.args
         prompt = tuple(ids[0].tolist())
         want = _reference(prompt, n_new)
         if not isinstance(value, torch.Tensor):
-            return f"Return the new token ids as a (1, {n_new}) tensor of integers."
+            return tr("Return the new token ids as a (1, {n_new}) tensor of integers.", n_new=n_new)
         if value.dim() == 1 and value.numel() == n_new:
-            return f"Return shape (1, {n_new}), with the batch axis, as generate's output has; yours is ({n_new},)."
+            return tr("Return shape (1, {n_new}), with the batch axis, as generate's output has; yours is ({n_new},).", n_new=n_new)  # fmt: skip
         if value.dim() != 2 or value.shape[0] != 1:
-            return f"Return shape (1, {n_new}): one row of n_new new token ids; yours has shape {tuple(value.shape)}."  # fmt: skip
+            return tr("Return shape (1, {n_new}): one row of n_new new token ids; yours has shape {shape}.", n_new=n_new, shape=tuple(value.shape))  # fmt: skip
         got = tuple(int(t) for t in value[0].tolist())
         t = len(prompt)
         if len(got) == t + n_new and got[:t] == prompt:
-            return (
-                f"You returned the prompt too; return only the {n_new} new tokens (output[:, T:])."
+            return tr(
+                "You returned the prompt too; return only the {n_new} new tokens (output[:, T:]).",
+                n_new=n_new,
             )
         if len(got) == n_new - 1:
-            return f"You returned {n_new - 1} tokens, one short: the first new token comes from the prompt's own call (its last logits), then the loop adds n_new - 1 more."
+            return tr("You returned {n} tokens, one short: the first new token comes from the prompt's own call (its last logits), then the loop adds n_new - 1 more.", n=n_new - 1)  # fmt: skip
         if len(got) == n_new + 1:
-            return f"You returned {n_new + 1} tokens, one too many: return exactly n_new = {n_new}."
+            return tr("You returned {n} tokens, one too many: return exactly n_new = {n_new}.", n=n_new + 1, n_new=n_new)  # fmt: skip
         if len(got) != n_new:
-            return f"Return exactly n_new = {n_new} new tokens; yours has {len(got)}."
+            return tr("Return exactly n_new = {n_new} new tokens; yours has {n}.", n_new=n_new, n=len(got))  # fmt: skip
         if got == want or _greedy_up_to_ties(prompt, got):
             return None
         if got[0] != want[0]:
             if got[0] == _first_position_token(prompt):
-                return "Your first new token is the argmax of the FIRST position's logits; the next token comes from the last position: out.logits[:, -1]."
-            return "Your first new token is not the greedy one: take the argmax of the prompt's last logits, out.logits[:, -1].argmax(-1)."
+                return _("Your first new token is the argmax of the FIRST position's logits; the next token comes from the last position: out.logits[:, -1].")  # fmt: skip
+            return _("Your first new token is not the greedy one: take the argmax of the prompt's last logits, out.logits[:, -1].argmax(-1).")  # fmt: skip
         if len(set(got)) == 1 and len(set(want)) > 1:
-            return "Every new token is the same: feed each step the token just chosen, not the same token again."
+            return _("Every new token is the same: feed each step the token just chosen, not the same token again.")  # fmt: skip
         first = next(k for k in range(n_new) if got[k] != want[k])
-        return f"Your first {first} new tokens are greedy's, then yours differ: each step feeds the token just chosen, with the cache the last call returned, at the next position, and takes the argmax of its logits."
+        return tr("Your first {first} new tokens are greedy's, then yours differ: each step feeds the token just chosen, with the cache the last call returned, at the next position, and takes the argmax of its logits.", first=first)  # fmt: skip

@@ -13,6 +13,7 @@ from posenc_lib.checks.ch08.setting import F64, NOTEBOOK, RTOL
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import CHANGED_INPUT
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.rope_scaling import rope_inv_freq
 
 
@@ -28,7 +29,7 @@ def _read(config: dict) -> tuple[int, float, str, dict]:
 def _frequencies(config: dict, seq_len: int, **change) -> tuple[torch.Tensor, float]:
     """(inv_freq (D/2,) float64, attention scale) for the config; ``change`` gives a usual mistake:
     head_dim, base, rope_type, scaling (a library dict, or None for none)."""
-    head_dim, base, _, rope = _read(config)
+    head_dim, base, _type, rope = _read(config)
     head_dim, base = change.get("head_dim", head_dim), change.get("base", base)
     scaling = change["scaling"] if "scaling" in change else (rope or None)
     return rope_inv_freq(head_dim, base, scaling, seq_len, dtype=F64)
@@ -37,7 +38,7 @@ def _frequencies(config: dict, seq_len: int, **change) -> tuple[torch.Tensor, fl
 def _dynamic_without_max(config: dict, seq_len: int) -> torch.Tensor | None:
     """Dynamic NTK's inv_freq with the stretch factor * seq_len / L - (factor - 1), without
     max(seq_len, L): below L the stretch is under 1 (None when it is not even positive)."""
-    head_dim, base, _, rope = _read(config)
+    head_dim, base, _type, rope = _read(config)
     factor, original = float(rope["factor"]), config["max_position_embeddings"]
     stretch = factor * seq_len / original - (factor - 1)
     if stretch <= 0:
@@ -71,10 +72,17 @@ def _describe(config: dict, seq_len: int) -> str:
     head_dim, base, rope_type, rope = _read(config)
     key = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
     dims = f"head_dim = {config['head_dim']}, " if "head_dim" in config else ""
-    return (
-        f"hidden_size = {config['hidden_size']}, {config['num_attention_heads']} heads, {dims}"
-        f"rope_theta = {base:g}, max_position_embeddings = {config['max_position_embeddings']}, "
-        f"{key} of type {rope_type!r}, seq_len = {seq_len}"
+    return tr(
+        "hidden_size = {hidden}, {heads} heads, {dims}rope_theta = {base:g}, "
+        "max_position_embeddings = {max_pos}, {key} of type {rope_type!r}, seq_len = {seq_len}",
+        hidden=config["hidden_size"],
+        heads=config["num_attention_heads"],
+        dims=dims,
+        base=base,
+        max_pos=config["max_position_embeddings"],
+        key=key,
+        rope_type=rope_type,
+        seq_len=seq_len,
     )
 
 
@@ -91,19 +99,26 @@ class RopeFromConfig(Question):
         "transformers.modeling_rope_utils._compute_llama3_parameters",
         "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters",
     )
-    title = "RoPE's frequencies and attention scale from a config.json"
+    title = N_("RoPE's frequencies and attention scale from a config.json")
     hints = (
-        "Read three things: head_dim (given, or hidden_size // num_attention_heads), the base "
-        "rope_theta (inside rope_parameters, or at the top level beside rope_scaling), and the "
-        "scaling dict (rope_parameters, or the older rope_scaling; its type under 'rope_type' or "
-        "the older 'type').",
-        "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. linear divides every theta_i by the "
-        "factor; dynamic raises the base to base * σ ** (D / (D - 2)) with the stretch "
-        "σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings (σ = 1 up "
-        "to L); yarn and llama3 blend theta_i and theta_i / factor by the pair's wavelength "
-        "(chapter 7); yarn's ramp runs from floor(i(beta_fast)) to ceil(i(beta_slow)).",
-        "The attention scale is 1 for every type but yarn, whose scale is attention_factor if "
-        "given, else 0.1 * ln(factor) + 1. Return (inv_freq, scale): a (D/2,) tensor and a float.",
+        N_(
+            "Read three things: head_dim (given, or hidden_size // num_attention_heads), the base "
+            "rope_theta (inside rope_parameters, or at the top level beside rope_scaling), and the "
+            "scaling dict (rope_parameters, or the older rope_scaling; its type under 'rope_type' "
+            "or the older 'type')."
+        ),
+        N_(
+            "theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. linear divides every theta_i by the "
+            "factor; dynamic raises the base to base * σ ** (D / (D - 2)) with the stretch "
+            "σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings (σ = 1 "
+            "up to L); yarn and llama3 blend theta_i and theta_i / factor by the pair's wavelength "
+            "(chapter 7); yarn's ramp runs from floor(i(beta_fast)) to ceil(i(beta_slow))."
+        ),
+        N_(
+            "The attention scale is 1 for every type but yarn, whose scale is attention_factor if "
+            "given, else 0.1 * ln(factor) + 1. Return (inv_freq, scale): a (D/2,) tensor and a "
+            "float."
+        ),
     )
 
     def cases(self, seed=0):
@@ -204,10 +219,14 @@ class RopeFromConfig(Question):
     def _not_returned(self, outcome, where):
         if outcome.kind == CHANGED_INPUT:  # the config: a dict of dicts (seq_len is an int)
             name = outcome.error.strip("`") if outcome.error.startswith("`") else "config"
-            return (
-                f"`{self.function}` changed its argument {outcome.error} in place {where}: work on "
-                f"a copy, `{name} = copy.deepcopy({name})` (dict({name}) would share the inner "
-                "rope dict), or only read it (rope.get, not rope.pop)."
+            return tr(
+                "`{function}` changed its argument {argument} in place {where}: work on "
+                "a copy, `{name} = copy.deepcopy({name})` (dict({name}) would share the inner "
+                "rope dict), or only read it (rope.get, not rope.pop).",
+                function=self.function,
+                argument=outcome.error,
+                where=where,
+                name=name,
             )
         return super()._not_returned(outcome, where)
 
@@ -215,10 +234,11 @@ class RopeFromConfig(Question):
         config, seq_len = case.args
         head_dim, base, rope_type, rope = _read(config)
         if isinstance(value, torch.Tensor) or not isinstance(value, (tuple, list)):
-            return "Return two things, (inv_freq, attention_scale): a (D/2,) tensor and a float."
+            return _("Return two things, (inv_freq, attention_scale): a (D/2,) tensor and a float.")
         if len(value) != 2:
-            return (
-                f"Return exactly two things, (inv_freq, attention_scale); yours has {len(value)}."
+            return tr(
+                "Return exactly two things, (inv_freq, attention_scale); yours has {n}.",
+                n=len(value),
             )
         freq_value, scale_value = value
         want, want_scale = _frequencies(config, seq_len)
@@ -226,39 +246,39 @@ class RopeFromConfig(Question):
             n = freq_value.numel()
             hidden = config["hidden_size"]
             if n == head_dim and n != head_dim // 2:
-                return f"You returned {n} frequencies, one per dim; RoPE has one per pair of dims: D/2 = {head_dim // 2}."
+                return tr("You returned {n} frequencies, one per dim; RoPE has one per pair of dims: D/2 = {half}.", n=n, half=head_dim // 2)  # fmt: skip
             if n in (hidden // 2, hidden) and hidden != head_dim:
-                return "You used hidden_size as the head dimension; RoPE rotates each head's vectors: D = head_dim, given in the config or hidden_size // num_attention_heads."
+                return _("You used hidden_size as the head dimension; RoPE rotates each head's vectors: D = head_dim, given in the config or hidden_size // num_attention_heads.")  # fmt: skip
             derived = hidden // config["num_attention_heads"]
             if "head_dim" in config and derived != head_dim and n == derived // 2:
-                return f"This config gives head_dim = {head_dim} itself, which is not hidden_size // num_attention_heads = {derived}: use the head_dim given when there is one."
+                return tr("This config gives head_dim = {head_dim} itself, which is not hidden_size // num_attention_heads = {derived}: use the head_dim given when there is one.", head_dim=head_dim, derived=derived)  # fmt: skip
         freq, problem = as_tensor(freq_value, "inv_freq", (head_dim // 2,))
         if problem:
             return problem
-        scale, problem = as_number(scale_value, "The attention scale")
+        scale, problem = as_number(scale_value, N_("The attention scale"))
         if problem:
             return problem
         if not close(freq, want, rtol=RTOL, atol=0.0):
             if freq.numel() > 1 and bool(freq[-1] > freq[0]):
-                return "Close, but your frequencies grow with the pair index: theta_i = base ** (-2i / D), with a minus (or 1 / base ** (2i / D)), so that the last pairs turn slowest."
+                return _("Close, but your frequencies grow with the pair index: theta_i = base ** (-2i / D), with a minus (or 1 / base ** (2i / D)), so that the last pairs turn slowest.")  # fmt: skip
             factor = float(rope.get("factor", 1.0))
             mistakes = [
-                (dict(scaling=None), f"you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies."),
-                (dict(base=10000.0), f"you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling)."),
-                (dict(scaling={"rope_type": "linear", "factor": factor}), f"you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7)."),
-                (dict(scaling={"rope_type": "ntk", "factor": factor}), "you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings: 1 up to L."),
+                (dict(scaling=None), tr("you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies.", rope_type=rope_type)),
+                (dict(base=10000.0), tr("you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling).", base=base)),
+                (dict(scaling={"rope_type": "linear", "factor": factor}), tr("you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7).", rope_type=rope_type)),
+                (dict(scaling={"rope_type": "ntk", "factor": factor}), N_("you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings: 1 up to L.")),
             ]  # fmt: skip
             if rope_type == "dynamic":
-                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), "you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, which is 1 at L."))  # fmt: skip
+                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), N_("you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, which is 1 at L.")))  # fmt: skip
                 without_max = _dynamic_without_max(config, seq_len)
                 if without_max is not None and not close(without_max, want, rtol=RTOL, atol=0.0):
-                    mistakes.append((dict(inv_freq=without_max), "the stretch must use max(seq_len, L); below L it would be < 1: σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, is 1 (no scaling) until seq_len passes L."))  # fmt: skip
+                    mistakes.append((dict(inv_freq=without_max), N_("the stretch must use max(seq_len, L); below L it would be < 1: σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, is 1 (no scaling) until seq_len passes L.")))  # fmt: skip
             if rope_type == "yarn":
                 yarn = rope
-                default, _ = _frequencies(config, seq_len, scaling=None)
+                default, _scale = _frequencies(config, seq_len, scaling=None)
                 mistakes += [
-                    (dict(scaling=dict(yarn, truncate=False)), "your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow); round the correction range outwards first, as transformers does: low = floor(i(beta_fast)), high = ceil(i(beta_slow))."),
-                    (dict(inv_freq=default + default / factor - want), "you swapped the ramp's two ends: fast pairs (i < low) keep theta_i, slow ones (i > high) get theta_i / factor: theta_i * ramp_i + theta_i / factor * (1 - ramp_i), the ramp going from 1 down to 0."),
+                    (dict(scaling=dict(yarn, truncate=False)), N_("your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow); round the correction range outwards first, as transformers does: low = floor(i(beta_fast)), high = ceil(i(beta_slow)).")),
+                    (dict(inv_freq=default + default / factor - want), N_("you swapped the ramp's two ends: fast pairs (i < low) keep theta_i, slow ones (i > high) get theta_i / factor: theta_i * ramp_i + theta_i / factor * (1 - ramp_i), the ramp going from 1 down to 0.")),
                 ]  # fmt: skip
             if rope_type in ("yarn", "llama3"):
                 original = rope["original_max_position_embeddings"]
@@ -266,18 +286,18 @@ class RopeFromConfig(Question):
                     rope, original_max_position_embeddings=config["max_position_embeddings"]
                 )
                 if original != config["max_position_embeddings"]:
-                    mistakes.append((dict(scaling=changed), f"you used max_position_embeddings ({config['max_position_embeddings']}) as the original context; {rope_type} blends by the pretraining length original_max_position_embeddings ({original})."))  # fmt: skip
+                    mistakes.append((dict(scaling=changed), tr("you used max_position_embeddings ({max_pos}) as the original context; {rope_type} blends by the pretraining length original_max_position_embeddings ({original}).", max_pos=config["max_position_embeddings"], rope_type=rope_type, original=original)))  # fmt: skip
 
             if rope_type == "linear":
-                default, _ = _frequencies(config, seq_len, scaling=None)
+                default, _scale = _frequencies(config, seq_len, scaling=None)
                 if close(freq, default * factor, rtol=RTOL, atol=0.0):
-                    return "Close, but you multiplied the frequencies by the factor; PI divides them (positions m -> m / s is theta_i -> theta_i / s)."
+                    return _("Close, but you multiplied the frequencies by the factor; PI divides them (positions m -> m / s is theta_i -> theta_i / s).")  # fmt: skip
 
             def matches(change):
                 try:
                     wrong = change.get("inv_freq")
                     if wrong is None:
-                        wrong, _ = _frequencies(config, seq_len, **change)
+                        wrong, _scale = _frequencies(config, seq_len, **change)
                 except ValueError:
                     return False
                 return close(freq, wrong, rtol=RTOL, atol=0.0)
@@ -288,25 +308,27 @@ class RopeFromConfig(Question):
             odd = head_dim // 2
             half = base ** (-torch.arange(odd, dtype=F64) / head_dim)  # (D/2,) exponent i / D
             if rope_type == "default" and close(freq, half, rtol=RTOL, atol=0.0):
-                return (
+                return _(
                     "Close, but your exponent is -i / D; with pairs i = 0 .. D/2 - 1 it is -2i / D."
                 )
-            return f"Your inv_freq differs from the {rope_type!r} frequencies of this config: check head_dim, rope_theta and how {rope_type!r} changes theta_i = base ** (-2i / D)."
+            return tr("Your inv_freq differs from the {rope_type!r} frequencies of this config: check head_dim, rope_theta and how {rope_type!r} changes theta_i = base ** (-2i / D).", rope_type=rope_type)  # fmt: skip
         if same_number(scale, want_scale, rtol=RTOL, atol=0.0, floor=1.0):
             return None
         if rope_type == "yarn":
             s = float(rope["factor"])
             mistakes = [
-                (1.0, "the frequencies are right, but you forgot YaRN's attention scale: cos and sin (so q and k) are multiplied by 0.1 * ln(factor) + 1 (or the config's attention_factor)."),
-                (0.1 * math.log(s), "the frequencies are right, but the scale is 0.1 * ln(factor) + 1: add the 1."),
-                ((0.1 * math.log(s) + 1) ** 2, "the frequencies are right, but you squared the scale: cos and sin carry 0.1 * ln(factor) + 1 each; the logits get its square because q and k both do."),
-                (1 / (0.1 * math.log(s) + 1), "the frequencies are right, but your scale is inverted: 0.1 * ln(factor) + 1 is above 1 (it sharpens attention)."),
+                (1.0, N_("the frequencies are right, but you forgot YaRN's attention scale: cos and sin (so q and k) are multiplied by 0.1 * ln(factor) + 1 (or the config's attention_factor).")),
+                (0.1 * math.log(s), N_("the frequencies are right, but the scale is 0.1 * ln(factor) + 1: add the 1.")),
+                ((0.1 * math.log(s) + 1) ** 2, N_("the frequencies are right, but you squared the scale: cos and sin carry 0.1 * ln(factor) + 1 each; the logits get its square because q and k both do.")),
+                (1 / (0.1 * math.log(s) + 1), N_("the frequencies are right, but your scale is inverted: 0.1 * ln(factor) + 1 is above 1 (it sharpens attention).")),
             ]  # fmt: skip
             named = named_mistake(
                 mistakes, lambda w: same_number(scale, w, rtol=RTOL, atol=0.0, floor=1.0)
             )
             return (
                 named
-                or "The frequencies are right, but the attention scale differs from YaRN's 0.1 * ln(factor) + 1."
+                or _(
+                    "The frequencies are right, but the attention scale differs from YaRN's 0.1 * ln(factor) + 1."
+                )  # fmt: skip
             )
-        return f"The frequencies are right, but the attention scale of {rope_type!r} RoPE is 1 (only yarn scales cos and sin)."
+        return tr("The frequencies are right, but the attention scale of {rope_type!r} RoPE is 1 (only yarn scales cos and sin).", rope_type=rope_type)  # fmt: skip

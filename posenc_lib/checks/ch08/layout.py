@@ -10,6 +10,7 @@ from posenc_lib.checks.answers import TENSOR, as_tensor
 from posenc_lib.checks.ch08.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 HIDDEN = 576  # SmolLM2-135M's hidden size: Q is (9 * 64, 576), K is (3 * 64, 576)
 
@@ -41,21 +42,21 @@ def _variants(w: torch.Tensor, n_heads: int) -> list[tuple[torch.Tensor, str]]:
     one = torch.arange(rows)
     whole = torch.cat((one[0::2], one[1::2]))  # the whole matrix as one head
     variants = [
-        (_rows(w, n_heads, forward), "you applied the forward permutation (half-split -> GGUF's interleaved), not its reverse: loaded row h*Dh + j*Dh/2 + i comes from GGUF row h*Dh + 2i + j."),
-        (w[whole], "you permuted the whole matrix as if it were one head; the permutation works inside each head's Dh rows (reshape to (n_heads, Dh/2, 2, D_in) first)."),
-        (_rows(w, n_heads, flipped), "you swapped the two members of each pair (j and 1 - j): the first half of each head takes GGUF's even rows 2i, the second half the odd rows 2i + 1."),
-        (w, "you returned the rows unchanged: GGUF stores each head's rows interleaved (pairs of rows 2i, 2i + 1), and transformers' half-split rotation needs rows i and i + Dh/2 paired."),
+        (_rows(w, n_heads, forward), N_("you applied the forward permutation (half-split -> GGUF's interleaved), not its reverse: loaded row h*Dh + j*Dh/2 + i comes from GGUF row h*Dh + 2i + j.")),
+        (w[whole], N_("you permuted the whole matrix as if it were one head; the permutation works inside each head's Dh rows (reshape to (n_heads, Dh/2, 2, D_in) first).")),
+        (_rows(w, n_heads, flipped), N_("you swapped the two members of each pair (j and 1 - j): the first half of each head takes GGUF's even rows 2i, the second half the odd rows 2i + 1.")),
+        (w, N_("you returned the rows unchanged: GGUF stores each head's rows interleaved (pairs of rows 2i, 2i + 1), and transformers' half-split rotation needs rows i and i + Dh/2 paired.")),
     ]  # fmt: skip
     if rows == cols:
         perm = torch.cat([torch.arange(0, dh, 2), torch.arange(1, dh, 2)])  # (Dh,)
         columns = (h * dh + perm).reshape(-1)  # (H * Dh,)
-        variants.append((w[:, columns], "you permuted the columns; nn.Linear's weight is (out, in), and the heads are in its rows (out): permute the rows."))  # fmt: skip
+        variants.append((w[:, columns], N_("you permuted the columns; nn.Linear's weight is (out, in), and the heads are in its rows (out): permute the rows.")))  # fmt: skip
     if dh != 64:
         for n in (rows // 64,) if rows % 64 == 0 else ():
-            variants.append((_unpermuted(w, n), "you assumed head_dim 64; here head_dim = rows / n_heads is different: derive it from the shape."))  # fmt: skip
+            variants.append((_unpermuted(w, n), N_("you assumed head_dim 64; here head_dim = rows / n_heads is different: derive it from the shape.")))  # fmt: skip
     for other in (n_heads * 3, max(1, n_heads // 3)):
         if other != n_heads and rows % other == 0 and (rows // other) % 2 == 0:
-            variants.append((_unpermuted(w, other), f"you used {other} heads, not the n_heads = {n_heads} given (K has 3 heads in SmolLM2, Q has 9)."))  # fmt: skip
+            variants.append((_unpermuted(w, other), tr("you used {other} heads, not the n_heads = {n_heads} given (K has 3 heads in SmolLM2, Q has 9).", other=other, n_heads=n_heads)))  # fmt: skip
     return variants
 
 
@@ -73,14 +74,20 @@ class UnpermuteGguf(Question):
         # transformers' GGUF loader's own un-permute
         "transformers.modeling_gguf_pytorch_utils.LlamaTensorProcessor._reverse_permute_weights",
     )
-    title = "Un-permute GGUF's query and key rows"
+    title = N_("Un-permute GGUF's query and key rows")
     hints = (
-        "Each head's Dh rows are in GGUF's order: pair i sits in rows 2i and 2i + 1. transformers "
-        "wants the first members of all pairs, then the second members.",
-        "Split the rows into heads, and each head's rows into (Dh/2 pairs, 2 members): "
-        "w.reshape(n_heads, Dh // 2, 2, D_in).",
-        "Swap the pair and member axes, then flatten back: "
-        ".transpose(1, 2).reshape(n_heads * Dh, D_in). Derive Dh = rows // n_heads.",
+        N_(
+            "Each head's Dh rows are in GGUF's order: pair i sits in rows 2i and 2i + 1. "
+            "transformers wants the first members of all pairs, then the second members."
+        ),
+        N_(
+            "Split the rows into heads, and each head's rows into (Dh/2 pairs, 2 members): "
+            "w.reshape(n_heads, Dh // 2, 2, D_in)."
+        ),
+        N_(
+            "Swap the pair and member axes, then flatten back: "
+            ".transpose(1, 2).reshape(n_heads * Dh, D_in). Derive Dh = rows // n_heads."
+        ),
     )
 
     def cases(self, seed=0):
@@ -88,10 +95,18 @@ class UnpermuteGguf(Question):
             tiny = torch.arange(2 * 8 * 3, dtype=torch.float32).reshape(16, 3)  # 2 heads of 8 rows
             generator = draws.seeded(0, 82)
             specs = [
-                (tiny, 2, "a (16, 3) arange: 2 heads, head_dim 8"),
-                (_draw(generator, 3, 6, 4), 3, "a random (18, 4): 3 heads, head_dim 6"),
-                (_draw(generator, 9, 64, HIDDEN), 9, "a random (576, 576): SmolLM2's Q, 9 heads"),
-                (_draw(generator, 3, 64, HIDDEN), 3, "a random (192, 576): SmolLM2's K, 3 heads"),
+                (tiny, 2, _("a (16, 3) arange: 2 heads, head_dim 8")),
+                (_draw(generator, 3, 6, 4), 3, _("a random (18, 4): 3 heads, head_dim 6")),
+                (
+                    _draw(generator, 9, 64, HIDDEN),
+                    9,
+                    _("a random (576, 576): SmolLM2's Q, 9 heads"),
+                ),
+                (
+                    _draw(generator, 3, 64, HIDDEN),
+                    3,
+                    _("a random (192, 576): SmolLM2's K, 3 heads"),
+                ),
             ]
         else:
             generator = draws.seeded(seed, 82)
@@ -103,7 +118,7 @@ class UnpermuteGguf(Question):
             ):
                 d_in = draws.pick([5, 40, 96], generator)
                 w = _draw(generator, n_heads, head_dim, d_in)
-                specs.append((w, n_heads, f"a random ({n_heads * head_dim}, {d_in}): {n_heads} heads, head_dim {head_dim}"))  # fmt: skip
+                specs.append((w, n_heads, tr("a random ({rows}, {d_in}): {n_heads} heads, head_dim {head_dim}", rows=n_heads * head_dim, d_in=d_in, n_heads=n_heads, head_dim=head_dim)))  # fmt: skip
         return [Case((w, n), describe) for w, n, describe in specs]
 
     def diagnose(self, case, value):
@@ -111,8 +126,8 @@ class UnpermuteGguf(Question):
         if isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(w.shape)[::-1] != tuple(
             w.shape
         ):
-            return "Your result is transposed: return the rows permuted, in w's own shape (n_heads * Dh, D_in)."  # fmt: skip
-        got, problem = as_tensor(value, "The un-permuted weight", tuple(w.shape))
+            return _("Your result is transposed: return the rows permuted, in w's own shape (n_heads * Dh, D_in).")  # fmt: skip
+        got, problem = as_tensor(value, N_("The un-permuted weight"), tuple(w.shape))
         if problem:
             return problem
         want = _unpermuted(w, n_heads).to(got.dtype)
@@ -123,4 +138,6 @@ class UnpermuteGguf(Question):
         )
         if named:
             return named
-        return "Your rows are not in transformers' order: loaded row h*Dh + j*Dh/2 + i must come from GGUF row h*Dh + 2i + j (i < Dh/2 the pair, j = 0 or 1 its member)."
+        return _(
+            "Your rows are not in transformers' order: loaded row h*Dh + j*Dh/2 + i must come from GGUF row h*Dh + 2i + j (i < Dh/2 the pair, j = 0 or 1 its member)."
+        )
