@@ -330,17 +330,25 @@ def growth_report(results: dict, rows, multiple: int = 8) -> str:
     each row's perplexity at ``multiple`` L divided by its own at L (mean of the seeds, [lowest,
     highest]), then the rows ranked at ``multiple`` L (see ``ranking``)."""
     n = len(results["seeds"])
-    lines = [f"chapter 7's small models, trained at L = {results['L']}, {n} seeds each:"]
+    lines = [
+        tr("chapter 7's small models, trained at L = {L}, {n} seeds each:", L=results["L"], n=n)
+    ]
     for row in rows:
         ratios = seed_ratios(results, row, multiple)
         if None in ratios:
-            lines.append(f"  {row:<20} cannot run at {multiple}L")
+            lines.append(tr("  {row:<20} cannot run at {multiple}L", row=row, multiple=multiple))
             continue
         mean = sum(ratios) / len(ratios)
         lines.append(
-            f"  {row:<20} perplexity at {multiple}L / at L = {mean:.2f} "
-            f"[{min(ratios):.2f}, {max(ratios):.2f}]"
+            tr(
+                "  {row:<20} perplexity at {multiple}L / at L = {mean:.2f} [{low:.2f}, {high:.2f}]",
+                row=row,
+                multiple=multiple,
+                mean=mean,
+                low=min(ratios),
+                high=max(ratios),
+            )
         )
     ranked = ranking(results, rows, multiple * results["L"])
-    lines.append(f"  best to worst at {multiple}L: {ranked}")
+    lines.append(tr("  best to worst at {multiple}L: {ranked}", multiple=multiple, ranked=ranked))
     return "\n".join(lines)

@@ -8,6 +8,7 @@ import ipywidgets as W
 
 from posenc_lib.analysis.ch07_scaling import METHODS as SCALING_METHODS
 from posenc_lib.analysis.ch07_scaling import scaling_view
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.models.results import load_results
 from posenc_lib.viz.dashboard import Dashboard, dropdown
 from posenc_lib.viz.figures import new_figure, points, to_numpy
@@ -38,27 +39,27 @@ class ScalingPlot:
         (self.after,) = ax_w.plot([], [], "o", markersize=3.5)
         self.length = ax_w.axhline(0, color="black", linewidth=1)
         self.target = ax_w.axhline(0, color="black", linewidth=1, linestyle="--")
-        ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel="pair i")
+        ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel=_("pair i"))
         ax_w.set_yticks([1, 3, 5], labels=["10", "1e3", "1e5"])
         ax_w.set_xticks([0, n_pairs // 2, n_pairs - 1])
-        ax_w.set_title("wavelength; grey: before; lines: L, sL", fontsize=points(9))
+        ax_w.set_title(_("wavelength; grey: before; lines: L, sL"), fontsize=points(9))
         self.ratios = {  # dynamic dashed: at length sL it equals NTK, which shows beneath it
             name: ax_r.plot([], [], "--" if name == "dynamic" else "-", color=colour)[0]
             for name, colour in self.COLOURS.items()
         }
-        (self.ramp,) = ax_r.plot([], [], ":", color="black", linewidth=1.2, label="YaRN ramp")
-        ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel="pair i")
+        (self.ramp,) = ax_r.plot([], [], ":", color="black", linewidth=1.2, label=_("YaRN ramp"))
+        ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel=_("pair i"))
         ax_r.set_xticks([0, n_pairs // 2, n_pairs - 1])
         ax_r.set_yticks([0, 0.5, 1])
-        ax_r.set_title("new/old frequency; dotted: YaRN ramp", fontsize=points(9))
+        ax_r.set_title(_("new/old frequency; dotted: YaRN ramp"), fontsize=points(9))
         (self.plain,) = ax_p.plot([], [], "o-", color="0.6", markersize=3)
         (self.scaled,) = ax_p.plot([], [], "o-", markersize=3)
         (self.tuned,) = ax_p.plot([], [], "s--", markersize=3)
         (self.control,) = ax_p.plot([], [], "s--", color="0.45", markersize=3)  # no scaling
-        ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel="evaluation length")
+        ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel=_("evaluation length"))
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title("perplexity (mean of seeds); grey: RoPE, --: tuned", fontsize=points(9))
+        ax_p.set_title(_("perplexity (mean of seeds); grey: RoPE, --: tuned"), fontsize=points(9))
         self._method = None
         self.update(view)
 
@@ -99,9 +100,9 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
     """
     results = load_results() if results is None else results
     style = {"description_width": "initial"}
-    labels = {"PI": "Position Interpolation", "NTK": "NTK-aware", "dynamic": "dynamic NTK"}
+    labels = {"PI": _("Position Interpolation"), "NTK": "NTK-aware", "dynamic": _("dynamic NTK")}
     controls = {
-        "method": dropdown("scaling", [(labels.get(m, m), m) for m in SCALING_METHODS], "PI"),
+        "method": dropdown(_("scaling"), [(labels.get(m, m), m) for m in SCALING_METHODS], "PI"),
         "factor": W.ToggleButtons(
             options=[("s = 2", 2), ("s = 4", 4), ("s = 8", 8)],
             value=4,
@@ -111,7 +112,7 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
             value=10000, base=10, min=2, max=6, step=0.25, description="base", style=style
         ),
         "train_len": W.IntSlider(
-            value=64, min=16, max=1024, step=16, description="training length L", style=style
+            value=64, min=16, max=1024, step=16, description=_("training length L"), style=style
         ),
     }
 
@@ -121,40 +122,56 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
     def readout(view):
         n_pairs = len(view.wavelengths)
         ratios = view.ratios[view.method]
-        text = (
-            f"<b>{view.full_turn}</b> of {n_pairs} pairs turn a full circle within L = "
-            f"{view.train_len}. {labels.get(view.method, view.method)}, s = {view.factor:g}: "
-            f"pair 0's frequency &times;<b>{float(ratios[0]):.3g}</b>, the last pair's "
-            f"&times;<b>{float(ratios[-1]):.3g}</b>"
+        text = tr(
+            "<b>{full}</b> of {n_pairs} pairs turn a full circle within L = "
+            "{train_len}. {method}, s = {factor:g}: "
+            "pair 0's frequency &times;<b>{first:.3g}</b>, the last pair's "
+            "&times;<b>{last:.3g}</b>",
+            full=view.full_turn,
+            n_pairs=n_pairs,
+            train_len=view.train_len,
+            method=labels.get(view.method, view.method),
+            factor=view.factor,
+            first=float(ratios[0]),
+            last=float(ratios[-1]),
         )
         if view.method == "YaRN":
-            text += (
-                f"; attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>{view.attention_scale:.3f}</b> "
-                f"(logits &times;{view.attention_scale**2:.3f})"
+            text += tr(
+                "; attention scale &radic;(1/t) = 0.1 ln s + 1 = <b>{scale:.3f}</b> "
+                "(logits &times;{logits:.3f})",
+                scale=view.attention_scale,
+                logits=view.attention_scale**2,
             )
         if view.method == "dynamic":
-            text += (
+            text += _(
                 " (factor 1, as in the experiment: at length T its stretch is"
                 " 1&middot;T/L &minus; (1 &minus; 1) = T/L, drawn at T = sL; one measured curve)"
             )
         if view.scaled is not None:
-            text += (
-                f". Perplexity at L / 8L: <b>{view.scaled[0]:.2f}</b> / <b>{view.scaled[-1]:.2f}</b>"
-                f" (plain RoPE {view.plain[0]:.2f} / {view.plain[-1]:.2f})"
+            text += tr(
+                ". Perplexity at L / 8L: <b>{at_l:.2f}</b> / <b>{at_8l:.2f}</b>"
+                " (plain RoPE {plain_l:.2f} / {plain_8l:.2f})",
+                at_l=view.scaled[0],
+                at_8l=view.scaled[-1],
+                plain_l=view.plain[0],
+                plain_8l=view.plain[-1],
             )
         if view.finetuned is not None:
-            text += f"; fine-tuned at 4L: <b>{view.finetuned[2]:.2f}</b> at 4L"
+            text += tr("; fine-tuned at 4L: <b>{tuned:.2f}</b> at 4L", tuned=view.finetuned[2])
             if view.control is not None:
-                text += f" (plain RoPE fine-tuned the same way: <b>{view.control[2]:.2f}</b>)"
+                text += tr(
+                    " (plain RoPE fine-tuned the same way: <b>{control:.2f}</b>)",
+                    control=view.control[2],
+                )
         if not view.measured:
-            text += (
+            text += _(
                 '. <span style="color: #b42318">The perplexity curves were measured for base '
                 "10000 and L = 64 only: they do not change with these settings.</span>"
             )
         return text
 
     return Dashboard(
-        "RoPE scalings: each pair's frequency, YaRN's ramp and the perplexity they give",
+        N_("RoPE scalings: each pair's frequency, YaRN's ramp and the perplexity they give"),
         controls,
         compute,
         ScalingPlot,
@@ -201,10 +218,13 @@ def perplexity_growth(methods, lengths, train_len: int, paper, ours_to_paper):
         x = [paper["L_valid"][k] / paper["L_valid"][0] for k in known]
         y = [column[k] / column[0] for k in known]
         ax_paper.plot(x, y, color=METHOD_COLOURS[name], label=theirs)
-    ax_ours.set(title=f"ours: L = {train_len} characters", ylabel="perplexity / perplexity at L")
-    ax_paper.set(title="ALiBi paper, Table 2: L = 512 tokens")
+    ax_ours.set(
+        title=tr("ours: L = {train_len} characters", train_len=train_len),
+        ylabel=_("perplexity / perplexity at L"),
+    )
+    ax_paper.set(title=_("ALiBi paper, Table 2: L = 512 tokens"))
     for ax in (ax_ours, ax_paper):
-        ax.set(xscale="log", yscale="log", xlabel="evaluation length / L", xlim=(0.9, 9))
+        ax.set(xscale="log", yscale="log", xlabel=_("evaluation length / L"), xlim=(0.9, 9))
         ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
         ax.set_yticks([1, 10, 100], labels=["1", "10", "100"])
         ax.minorticks_off()
@@ -224,10 +244,14 @@ def loss_by_position(binned, width: int, train_len: int, n_windows: int):
         centres = [k * width + width / 2 for k in range(len(values))]
         ax.plot(centres, to_numpy(values), color=METHOD_COLOURS[name], label=name, linewidth=1.3)
     ax.axvline(train_len, color="black", linestyle="--", linewidth=1)
-    ax.text(train_len + 6, 0.25, f"training length L = {train_len}", fontsize=8)
-    xlabel = f"position in the window (each point: {width} positions, {n_windows} windows)"
+    ax.text(train_len + 6, 0.25, tr("training length L = {L}", L=train_len), fontsize=8)
+    xlabel = tr(
+        "position in the window (each point: {width} positions, {n_windows} windows)",
+        width=width,
+        n_windows=n_windows,
+    )
     ax.set(xlabel=xlabel, xlim=(0, 8 * train_len))
-    ax.set(ylabel="mean loss (nats)", ylim=(0, 8.5))
+    ax.set(ylabel=_("mean loss (nats)"), ylim=(0, 8.5))
     fig.legend(fontsize=8, ncol=6, loc="outside upper center", frameon=False)
     return fig
 
@@ -248,7 +272,9 @@ def pair_wavelengths_and_scores(waves, full, scores, train_len: int, layer: int,
     axes[0].axhline(train_len - 1, color="black", linewidth=1)
     axes[0].axhline(8 * train_len, color="black", linewidth=1, linestyle="--")
     axes[0].set(
-        xlabel="pair i", ylabel="wavelength (lines: L - 1, 8L)", title="blue: a full turn within L"
+        xlabel=_("pair i"),
+        ylabel=_("wavelength (lines: L - 1, 8L)"),
+        title=_("blue: a full turn within L"),
     )
     for ax, pair in zip(axes[1:], (4, 7), strict=True):
         c = scores[pair]  # (8L,)
@@ -258,11 +284,11 @@ def pair_wavelengths_and_scores(waves, full, scores, train_len: int, layer: int,
         )
         ax.plot(to_numpy(c), color="tab:red" if pair not in full else "tab:blue", linewidth=0.7)
         ax.set(
-            xlabel="distance m - n",
+            xlabel=_("distance m - n"),
             xlim=(0, 8 * train_len - 1),
-            title=f"pair {pair}, layer {layer}, head {head}",
+            title=tr("pair {pair}, layer {layer}, head {head}", pair=pair, layer=layer, head=head),
         )
-    axes[1].set_ylabel("position-only score")
+    axes[1].set_ylabel(_("position-only score"))
     return fig
 
 
@@ -278,7 +304,7 @@ def scaled_perplexity(plain, scaled, lengths, methods):
     steps = range(len(lengths))
     for ax, factor in zip(axes, ("2", "4", "8"), strict=True):
         ax.plot(
-            steps, [plain[str(t)] for t in lengths], "o-", color="0.5", label="plain RoPE",
+            steps, [plain[str(t)] for t in lengths], "o-", color="0.5", label=_("plain RoPE"),
             markersize=4,
         )  # fmt: skip
         for method, rope_type in methods.items():
@@ -291,11 +317,11 @@ def scaled_perplexity(plain, scaled, lengths, methods):
                 label=method,
                 markersize=4,
             )
-        ax.set(yscale="log", title=f"s = {factor}", xlabel="evaluation length")
+        ax.set(yscale="log", title=f"s = {factor}", xlabel=_("evaluation length"))
         ax.set_xticks(list(steps), labels=LENGTH_LABELS)
         ax.set_yticks([3, 10, 30, 70], labels=["3", "10", "30", "70"])
         ax.minorticks_off()
-    axes[0].set_ylabel("perplexity")
+    axes[0].set_ylabel(_("perplexity"))
     axes[0].legend(fontsize=7, loc="upper left")
     return fig
 
@@ -319,15 +345,15 @@ def finetuned_perplexity(rows, lengths, zoomed):
         ax_log.plot(steps, curve, style, marker="o", color=colour, label=label, markersize=4)
         if label in zoomed:  # the rows near 3, spread out on a linear axis
             ax_lin.plot(steps, curve, style, marker="o", color=colour, markersize=4)
-    ax_log.set(yscale="log", xlabel="evaluation length", ylabel="perplexity")
+    ax_log.set(yscale="log", xlabel=_("evaluation length"), ylabel=_("perplexity"))
     ax_log.set_yticks([3, 10, 30], labels=["3", "10", "30"])
     ax_log.minorticks_off()
-    ax_log.set_title("all rows (log axis)", fontsize=10)
-    ax_lin.set(xlabel="evaluation length", ylim=(2.7, 3.8))
-    ax_lin.set_title("fine-tuned rows and ALiBi (linear axis)", fontsize=10)
+    ax_log.set_title(_("all rows (log axis)"), fontsize=10)
+    ax_lin.set(xlabel=_("evaluation length"), ylim=(2.7, 3.8))
+    ax_lin.set_title(_("fine-tuned rows and ALiBi (linear axis)"), fontsize=10)
     for ax in (ax_log, ax_lin):
         ax.set_xticks(list(steps), labels=LENGTH_LABELS)
-    fig.suptitle("dotted: no fine-tuning; solid: fine-tuned at 4L", fontsize=10)
+    fig.suptitle(_("dotted: no fine-tuning; solid: fine-tuned at 4L"), fontsize=10)
     fig.legend(fontsize=7, loc="outside right upper", frameon=False)
     return fig
 
@@ -347,8 +373,8 @@ def forward_times(rounds, middle):
         names, [middle[n] for n in names], xerr=[low, high],
         color=[METHOD_COLOURS[n] for n in names],
     )  # fmt: skip
-    ax.set(xlabel="ms per forward pass, 512 characters (bars: range of the rounds)")
-    ax.set_title(f"this machine, one thread, {len(rounds[names[0]])} rounds", fontsize=10)
+    ax.set(xlabel=_("ms per forward pass, 512 characters (bars: range of the rounds)"))
+    ax.set_title(tr("this machine, one thread, {n} rounds", n=len(rounds[names[0]])), fontsize=10)
     return fig
 
 
@@ -374,9 +400,9 @@ def seed_bands(results: dict, panels: dict):
                     label=name, linewidth=1.2)  # fmt: skip
             ax.fill_between(x, [row["min"][str(t)] for t in known],
                             [row["max"][str(t)] for t in known], color=colour, alpha=0.2)  # fmt: skip
-        ax.set(xscale="log", yscale="log", xlabel="evaluation length / L", title=title)
+        ax.set(xscale="log", yscale="log", xlabel=_("evaluation length / L"), title=title)
         ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
         ax.minorticks_off()
         ax.legend(fontsize=6.5, loc="upper left")
-    axes[0].set_ylabel(f"perplexity ({len(results['seeds'])} seeds: mean, min-max band)")
+    axes[0].set_ylabel(tr("perplexity ({n} seeds: mean, min-max band)", n=len(results["seeds"])))
     return fig

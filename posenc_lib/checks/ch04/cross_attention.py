@@ -39,7 +39,7 @@ class CrossAttention(Question):
         "posenc_lib.analysis.ch04_encdec.cross_attention",
         "posenc_lib.attention.self_attention",
     )
-    title = "Encoder–decoder attention"
+    title = N_("Encoder–decoder attention")
     hints = (
         "Queries come from the decoder, keys and values from the encoder: q = decoder_x @ w_q, "
         "k = encoder_x @ w_k, v = encoder_x @ w_v.",
@@ -85,28 +85,28 @@ class CrossAttention(Question):
         n_dec, n_enc, d_k, d_v = dec.shape[0], enc.shape[0], w_q.shape[1], w_v.shape[1]
         if isinstance(value, torch.Tensor) and value.dim() == 2:
             shapes = {
-                (n_enc, d_v): "your output has one row per encoder token: the queries come from the decoder (decoder_x @ w_q), the keys and values from the encoder.",
-                (n_dec, n_enc): "your result has shape (T_dec, T_enc): those are the attention weights; multiply them by the values, encoder_x @ w_v.",
-                (n_dec, d_k): "your output has d_k columns: the values are encoder_x @ w_v, not @ w_k.",
-                (d_v, n_dec): "your output is transposed: one row per decoder token, (T_dec, d_v).",
+                (n_enc, d_v): N_("your output has one row per encoder token: the queries come from the decoder (decoder_x @ w_q), the keys and values from the encoder."),
+                (n_dec, n_enc): N_("your result has shape (T_dec, T_enc): those are the attention weights; multiply them by the values, encoder_x @ w_v."),
+                (n_dec, d_k): N_("your output has d_k columns: the values are encoder_x @ w_v, not @ w_k."),
+                (d_v, n_dec): N_("your output is transposed: one row per decoder token, (T_dec, d_v)."),
             }  # fmt: skip
             if tuple(value.shape) in shapes and tuple(value.shape) != (n_dec, d_v):
                 return "Close, but " + shapes[tuple(value.shape)]
-        got, problem = as_tensor(value, "The output", (n_dec, d_v))
+        got, problem = as_tensor(value, N_("The output"), (n_dec, d_v))
         if problem:
             return problem
         if close(got, cross_attention(dec, enc, w_q, w_k, w_v)[0]):
             return None
         args = (dec, enc, w_q, w_k, w_v)
         mistakes = [
-            (_cross(*args, scale="none"), "the logits are not scaled: divide q @ k.T by sqrt(d_k)."),
-            (_cross(*args, scale="d_k"), "you divided by d_k; the scale is 1 / sqrt(d_k)."),
-            (_cross(*args, scale="sqrt D"), "you divided by the square root of the model width D; the scale is sqrt(d_k), the size of a query (w_q.shape[1])."),
-            (_cross(*args, dim=0), "your softmax runs over the decoder tokens (axis 0); each decoder token's weights over the encoder tokens must sum to 1: softmax over the last axis."),
-            (_cross(*args, causal=True), "you applied a causal mask: cross-attention has none, since every encoder token is already known when the decoder runs; only the decoder's self-attention is causal."),
-            (_cross(*args, swap_w=True), "you swapped w_q and w_k: the queries are decoder_x @ w_q, the keys encoder_x @ w_k."),
+            (_cross(*args, scale="none"), N_("the logits are not scaled: divide q @ k.T by sqrt(d_k).")),
+            (_cross(*args, scale="d_k"), N_("you divided by d_k; the scale is 1 / sqrt(d_k).")),
+            (_cross(*args, scale="sqrt D"), N_("you divided by the square root of the model width D; the scale is sqrt(d_k), the size of a query (w_q.shape[1]).")),
+            (_cross(*args, dim=0), N_("your softmax runs over the decoder tokens (axis 0); each decoder token's weights over the encoder tokens must sum to 1: softmax over the last axis.")),
+            (_cross(*args, causal=True), N_("you applied a causal mask: cross-attention has none, since every encoder token is already known when the decoder runs; only the decoder's self-attention is causal.")),
+            (_cross(*args, swap_w=True), N_("you swapped w_q and w_k: the queries are decoder_x @ w_q, the keys encoder_x @ w_k.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
-        return "The output has the right shape but not the right values; compare each step with softmax((decoder_x @ w_q) @ (encoder_x @ w_k).T / sqrt(d_k)) @ (encoder_x @ w_v)."
+        return _("The output has the right shape but not the right values; compare each step with softmax((decoder_x @ w_q) @ (encoder_x @ w_k).T / sqrt(d_k)) @ (encoder_x @ w_v).")

@@ -49,7 +49,7 @@ def _toeplitz(n_q: int, n_k: int, generator) -> torch.Tensor:
 class DiagonalSpread(Question):
     name, function, points, notebook = "q1", "diagonal_spread", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch04_relative.diagonal_spread",)
-    title = "How far is a score matrix from Toeplitz?"
+    title = N_("How far is a score matrix from Toeplitz?")
     hints = (
         "Entry (i, j) lies on the diagonal of offset j - i; `matrix.diagonal(d)` returns the "
         "entries (i, i + d), the diagonal of offset d.",
@@ -102,7 +102,7 @@ class DiagonalSpread(Question):
         matrix = matrix.double()
         if isinstance(value, torch.Tensor) and value.numel() > 1:
             return f"Return one number, the largest spread over all diagonals; yours is a tensor of shape {tuple(value.shape)} (perhaps one spread per diagonal: take the max)."
-        got, problem = as_number(value, "The spread")
+        got, problem = as_number(value, N_("The spread"))
         if problem:
             return problem
         if same_number(got, diagonal_spread(matrix)):
@@ -111,26 +111,26 @@ class DiagonalSpread(Question):
         along_rows = "you took max - min along each row (fixed i) or each column (fixed j); a Toeplitz matrix is constant along its diagonals, where j - i is fixed: take it along each diagonal, then the largest."
         from_reference = "you measured how far the entries lie from a reference value on each diagonal (its first entry, or its mean); the spread is max - min along it."
         mistakes = [
-            (_spread(matrix, group="i + j"), "you grouped entries by i + j, the anti-diagonals; a Toeplitz matrix is constant along the diagonals, where j - i is the same."),
-            (_spread(matrix, offsets=list(range(0, n_k))), "you skipped the diagonals below the main one (keys before the query, j < i)."),
-            (_spread(matrix, offsets=list(range(-(n_q - 1), 1))), "you skipped the diagonals above the main one (keys after the query, j > i)."),
-            (_spread(matrix, offsets=[0]), "you measured only the main diagonal; every diagonal j - i = d counts, from -(T_q - 1) to T_k - 1."),
+            (_spread(matrix, group="i + j"), N_("you grouped entries by i + j, the anti-diagonals; a Toeplitz matrix is constant along the diagonals, where j - i is the same.")),
+            (_spread(matrix, offsets=list(range(0, n_k))), N_("you skipped the diagonals below the main one (keys before the query, j < i).")),
+            (_spread(matrix, offsets=list(range(-(n_q - 1), 1))), N_("you skipped the diagonals above the main one (keys after the query, j > i).")),
+            (_spread(matrix, offsets=[0]), N_("you measured only the main diagonal; every diagonal j - i = d counts, from -(T_q - 1) to T_k - 1.")),
             (float((matrix.amax(1) - matrix.amin(1)).max()), along_rows),
             (float((matrix.amax(0) - matrix.amin(0)).max()), along_rows),
-            (float(matrix.max() - matrix.min()), "you took max - min over the whole matrix; take it along each diagonal, then the largest of those."),
-            (_spread(matrix, offsets=list(range(-(n_q - 1), n_q))), "you assumed a square matrix: with T_k columns the diagonals run up to T_k - 1."),
-            (_spread(matrix, offsets=list(range(-(n_k - 1), n_k))), "you took the offsets from the number of columns on both sides: below the main diagonal they run down to -(T_q - 1), set by the rows."),
-            (_spread(matrix, reduce="std"), "you measured a standard deviation; the spread is max - min along the diagonal."),
+            (float(matrix.max() - matrix.min()), N_("you took max - min over the whole matrix; take it along each diagonal, then the largest of those.")),
+            (_spread(matrix, offsets=list(range(-(n_q - 1), n_q))), N_("you assumed a square matrix: with T_k columns the diagonals run up to T_k - 1.")),
+            (_spread(matrix, offsets=list(range(-(n_k - 1), n_k))), N_("you took the offsets from the number of columns on both sides: below the main diagonal they run down to -(T_q - 1), set by the rows.")),
+            (_spread(matrix, reduce="std"), N_("you measured a standard deviation; the spread is max - min along the diagonal.")),
             (_spread(matrix, reduce="from first"), from_reference),
             (_spread(matrix, reduce="from mean"), from_reference),
-            (_spread(matrix, reduce="neighbours"), "you took the largest step between neighbouring entries of a diagonal; the spread is max - min over the whole diagonal, and its largest and smallest entries need not sit side by side."),
+            (_spread(matrix, reduce="neighbours"), N_("you took the largest step between neighbouring entries of a diagonal; the spread is max - min over the whole diagonal, and its largest and smallest entries need not sit side by side.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: same_number(got, wrong))
         if named:
             return named
         if got < 0:
-            return "A spread is max - min: it cannot be negative."
-        return "Your spread differs from the largest max - min along a diagonal j - i = d; check which entries you group together."
+            return _("A spread is max - min: it cannot be negative.")
+        return _("Your spread differs from the largest max - min along a diagonal j - i = d; check which entries you group together.")
 
     def _judge(self, cases, outcomes):
         status, message = super()._judge(cases, outcomes)
@@ -164,7 +164,7 @@ def _shaw(q, k, table, clip, *, sign=1, shift=True, scale="sqrt", content="q k",
 class ShawLogits(Question):
     name, function, points, notebook = "q2", "shaw_logits", 2, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.analysis.ch04_relative.shaw_logits",)
-    title = "Shaw's relative logits with a clipped table"
+    title = N_("Shaw's relative logits with a clipped table")
     hints = (
         "The offset of query i and key j is j - i; its row of rel_keys is "
         "clamp(j - i, -clip, clip) + clip (0 .. 2 clip).",
@@ -205,22 +205,22 @@ class ShawLogits(Question):
         n, d = q.shape
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (n, n, d):
             return f"Your result has shape (T, T, d) = {tuple(value.shape)}: take the dot product with q_i, summing over the last axis, to get one logit per (i, j)."
-        got, problem = as_tensor(value, "The logits", (n, n))
+        got, problem = as_tensor(value, N_("The logits"), (n, n))
         if problem:
             return problem
         if close(got, shaw_logits(q, k, table, clip)):
             return None
         mistakes = [
-            (_shaw(q, k, table, clip, sign=-1), "the relative vector is indexed by i - j; Shaw's a_ij belongs to the offset j - i (key minus query)."),
-            (_shaw(q, k, table, clip, shift=False), "you forgot to add clip to the clamped offset: a negative index counts from the end of rel_keys; row m holds the offset m - clip."),
-            (_shaw(q, k, table, clip, sign=-1, shift=False), "two slips: the offset should be j - i, and its row clamp(j - i, -clip, clip) + clip."),
-            (_shaw(q, k, table, clip, scale="none"), "the logits are not scaled: divide by sqrt(d)."),
-            (_shaw(q, k, table, clip, scale="d"), "you divided by d; the scale is 1/sqrt(d)."),
-            (_shaw(q, k, table, clip, transpose=True), "your matrix is transposed: rows are queries i, columns keys j, so entry (i, j) is e_ij."),
-            (_shaw(q, k, table, clip, content="k q"), "your content score is k @ q.T, whose entry (i, j) is k_i . q_j; rows are queries, so the content score is q @ k.T."),
-            (_shaw(q, k, table, clip, scale="position only"), "you divided only the position term by sqrt(d); the whole score is divided, e_ij = (q_i . k_j + q_i . a_ij) / sqrt(d)."),
-            (_shaw(q, k, table, clip, content="none"), "you left out the content score q_i . k_j: Shaw adds a_ij to the key, so e_ij = q_i . (k_j + a_ij) / sqrt(d)."),
-            (_shaw(q, k, table, clip, to="query"), "you added a_ij to the query; Shaw adds it to the key: q_i . (k_j + a_ij)."),
+            (_shaw(q, k, table, clip, sign=-1), N_("the relative vector is indexed by i - j; Shaw's a_ij belongs to the offset j - i (key minus query).")),
+            (_shaw(q, k, table, clip, shift=False), N_("you forgot to add clip to the clamped offset: a negative index counts from the end of rel_keys; row m holds the offset m - clip.")),
+            (_shaw(q, k, table, clip, sign=-1, shift=False), N_("two slips: the offset should be j - i, and its row clamp(j - i, -clip, clip) + clip.")),
+            (_shaw(q, k, table, clip, scale="none"), N_("the logits are not scaled: divide by sqrt(d).")),
+            (_shaw(q, k, table, clip, scale="d"), N_("you divided by d; the scale is 1/sqrt(d).")),
+            (_shaw(q, k, table, clip, transpose=True), N_("your matrix is transposed: rows are queries i, columns keys j, so entry (i, j) is e_ij.")),
+            (_shaw(q, k, table, clip, content="k q"), N_("your content score is k @ q.T, whose entry (i, j) is k_i . q_j; rows are queries, so the content score is q @ k.T.")),
+            (_shaw(q, k, table, clip, scale="position only"), N_("you divided only the position term by sqrt(d); the whole score is divided, e_ij = (q_i . k_j + q_i . a_ij) / sqrt(d).")),
+            (_shaw(q, k, table, clip, content="none"), N_("you left out the content score q_i . k_j: Shaw adds a_ij to the key, so e_ij = q_i . (k_j + a_ij) / sqrt(d).")),
+            (_shaw(q, k, table, clip, to="query"), N_("you added a_ij to the query; Shaw adds it to the key: q_i . (k_j + a_ij).")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
@@ -228,5 +228,5 @@ class ShawLogits(Question):
         far = offset_matrix(n).abs() > clip  # (T, T): pairs beyond the clipping distance
         near_ok = close(got[~far], shaw_logits(q, k, table, clip)[~far])
         if near_ok and bool(far.any()):
-            return "Your logits are right for offsets within +-clip and wrong beyond: offsets past clip use the end rows of rel_keys (clamp the offset)."
-        return "The logits have the right shape but not the right values; compare each step with e_ij = q_i . (k_j + a_ij) / sqrt(d), a_ij = rel_keys[clamp(j - i, -clip, clip) + clip]."
+            return _("Your logits are right for offsets within +-clip and wrong beyond: offsets past clip use the end rows of rel_keys (clamp the offset).")
+        return _("The logits have the right shape but not the right values; compare each step with e_ij = q_i . (k_j + a_ij) / sqrt(d), a_ij = rel_keys[clamp(j - i, -clip, clip) + clip].")

@@ -49,7 +49,7 @@ class T5Bucket(Question):
         "posenc_lib.relative.t5_relative_position_bucket",
         "transformers.models.t5.modeling_t5.T5Attention._relative_position_bucket",
     )
-    title = "T5's relative position buckets"
+    title = N_("T5's relative position buckets")
     hints = (
         "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
         "add num_buckets // 2 to their bucket. Causal: only keys before the query count; a key "
@@ -103,8 +103,8 @@ class T5Bucket(Question):
     def diagnose(self, case, value):
         rel, bidirectional, n, max_distance = case.args
         if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
-            return "Return bucket ids (integers), not a True/False mask."
-        got, problem = as_tensor(value, "The buckets", tuple(rel.shape))
+            return _("Return bucket ids (integers), not a True/False mask.")
+        got, problem = as_tensor(value, N_("The buckets"), tuple(rel.shape))
         if problem:
             return problem
         got = got.long()
@@ -113,16 +113,16 @@ class T5Bucket(Question):
         if bool(((got == want) | (got == in_float64)).all()):  # float32 or float64 logs both pass
             return None
         variant = {
-            "flip": "the offset is key - query (j - i) and you used query - key: keys after the query are the future.",
+            "flip": N_("the offset is key - query (j - i) and you used query - key: keys after the query are the future."),
             "swapped": f"this case is {'bidirectional' if bidirectional else 'causal'} and your buckets are those of a {'causal' if bidirectional else 'bidirectional'} model: check how you use `bidirectional`.",
-            "zero_up": "offset 0 (the query's own key) belongs to the lower half, bucket 0: only offsets > 0 move to the upper half.",
-            "halve": "with bidirectional=True each direction has num_buckets // 2 buckets (its exact range is num_buckets // 4).",
-            "upper": "keys after the query add num_buckets // 2 to their bucket, not num_buckets.",
-            "cap": "distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1.",
-            "round": "T5 truncates the log bucket (int(), .long(), floor); you rounded it.",
-            "denominator": "divide log(r / exact) by log(max_distance / exact), not by log(max_distance).",
-            "times_exact": "multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd.",
-            "causal_abs": "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0).",
+            "zero_up": N_("offset 0 (the query's own key) belongs to the lower half, bucket 0: only offsets > 0 move to the upper half."),
+            "halve": N_("with bidirectional=True each direction has num_buckets // 2 buckets (its exact range is num_buckets // 4)."),
+            "upper": N_("keys after the query add num_buckets // 2 to their bucket, not num_buckets."),
+            "cap": N_("distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1."),
+            "round": N_("T5 truncates the log bucket (int(), .long(), floor); you rounded it."),
+            "denominator": N_("divide log(r / exact) by log(max_distance / exact), not by log(max_distance)."),
+            "times_exact": N_("multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd."),
+            "causal_abs": N_("causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0)."),
         }
         candidates = [
             ("flip", {"flip": True}), ("swapped", {}), ("zero_up", {"zero_up": True}),
@@ -145,7 +145,7 @@ class T5Bucket(Question):
             return f"Bucket ids must lie in 0..num_buckets - 1 = 0..{n - 1}; yours run from {int(got.min())} to {int(got.max())}."
         wrong_at = rel[got != want]
         if bool((wrong_at.abs() < (n // 2 if bidirectional else n) // 2).any()):
-            return "Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket."
+            return _("Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket.")
         return f"Your near buckets are right, but the log buckets differ, first at offset {int(wrong_at[wrong_at.abs().argmin()])}: check the formula exact + log(r / exact) / log(max_distance / exact) * (n - exact)."
 
 
@@ -174,7 +174,7 @@ def _bucket_fn(bidirectional, num_buckets, max_distance):
 class RelativeBias(Question):
     name, function, points, notebook = "q4", "relative_bias", 2, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
-    title = "T5's bias matrix from a table, with a cache"
+    title = N_("T5's bias matrix from a table, with a cache")
     hints = (
         "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
         "positions); key column j at position j. The offset is j - i.",
@@ -212,7 +212,7 @@ class RelativeBias(Question):
         heads = table.shape[1]
         table = table.double()
         if isinstance(value, TooMany):
-            return "Return one tensor; your function returned an endless iterator."
+            return _("Return one tensor; your function returned an endless iterator.")
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (q_len, k_len, heads):
             return f"Your bias has shape (q_len, k_len, H) = {tuple(value.shape)}: put the heads first, (H, q_len, k_len), with .permute(2, 0, 1)."
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (heads, k_len, q_len) != (
@@ -221,23 +221,23 @@ class RelativeBias(Question):
             k_len,
         ):
             return f"Your bias has shape (H, k_len, q_len) = {tuple(value.shape)}: rows are queries, columns keys, (H, q_len, k_len)."
-        got, problem = as_tensor(value, "The bias", (heads, q_len, k_len))
+        got, problem = as_tensor(value, N_("The bias"), (heads, q_len, k_len))
         if problem:
             return problem
         if close(got, _bias(table, bucket_fn, q_len, k_len)):
             return None
         own_buckets = "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
         mistakes = [
-            (_bias(table, bucket_fn, q_len, k_len, cached=False), "your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r."),
-            (_bias(table, bucket_fn, q_len, k_len, sign=-1), "you looked up i - j; the offset is key minus query, j - i."),
-            (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), "two slips: the offset is j - i (key minus query), and query row r sits at position k_len - q_len + r."),
-            (_bias(table[:, :1].expand(-1, heads), bucket_fn, q_len, k_len), "every head got head 0's bias: column h of the table belongs to head h."),
-            (_bias(table, bucket_fn, q_len, k_len, reshape=True), "you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed. Move the head axis with .permute(2, 0, 1)."),
+            (_bias(table, bucket_fn, q_len, k_len, cached=False), N_("your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r.")),
+            (_bias(table, bucket_fn, q_len, k_len, sign=-1), N_("you looked up i - j; the offset is key minus query, j - i.")),
+            (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), N_("two slips: the offset is j - i (key minus query), and query row r sits at position k_len - q_len + r.")),
+            (_bias(table[:, :1].expand(-1, heads), bucket_fn, q_len, k_len), N_("every head got head 0's bias: column h of the table belongs to head h.")),
+            (_bias(table, bucket_fn, q_len, k_len, reshape=True), N_("you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed. Move the head axis with .permute(2, 0, 1).")),
             *((_bias(table, _bucket_fn(both, table.shape[0], 128), q_len, k_len), own_buckets) for both in (False, True)),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
         if q_len == k_len and close(got, _bias(table, bucket_fn, q_len, k_len).transpose(-2, -1)):
-            return "Your matrix is transposed: rows are queries, columns keys."
-        return "Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first."
+            return _("Your matrix is transposed: rows are queries, columns keys.")
+        return _("Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first.")
