@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+from posenc_lib.i18n import _
+
 # Bounds far above rounding and far below any real effect the course measures. float32 keeps 24
 # bits (epsilon 1.2e-7); a sum of a few hundred terms can lose a few more, so 1e-5 leaves a margin
 # of about 100 over the largest rounding seen (1.3e-6, chapter 5's attention weights). float64's
@@ -27,12 +29,15 @@ FLOAT32 = 1e-5
 FLOAT64 = 1e-10
 
 
-def bound(value: float, floor: float = FLOAT32, *, prefix: str = "below ") -> str:
+def bound(value: float, floor: float = FLOAT32, *, prefix: str | None = None) -> str:
     """``value`` as printed: "below 1e-5" when |value| < floor, else its digits ("3.2e-04").
 
     value: a difference (a float or a one-element tensor); floor: a power of ten.
-    prefix: the words before the power ("below " in a sentence, "< " in a table).
+    prefix: the words before the power ("< " in a table); by default "below " in a sentence, in
+    the language in use (posenc_lib.i18n).
     """
+    if prefix is None:
+        prefix = _("below ")
     value = float(value)
     exponent = round(math.log10(floor))
     if not math.isclose(floor, 10.0**exponent):

@@ -403,18 +403,26 @@ def message_problems() -> list[str]:
         }
     for path in sorted(LOCALE.glob("*.po")):
         for message in read_po(path):
-            if message.id:
-                have[message.id] = (path.name, message)
+            if message.id:  # a sentence in two chapters is in both catalogs; one translation
+                have.setdefault(message.id, []).append((path.name, message))
     for text, m in wanted.items():
-        if text not in have or not have[text][1].string:
-            problems.append(f"{m.where}: no Chinese for {text!r}")
-        elif have[text][1].fuzzy:
+        found = have.get(text, [])
+        done = [(name, x) for name, x in found if x.string and not x.fuzzy]
+        if any(x.fuzzy for _name, x in found):
             problems.append(f"{m.where}: stale Chinese (the English changed) for {text!r}")
-        elif fields(text) != fields(have[text][1].string):
-            problems.append(f"{have[text][0]}: the fields of {text!r} differ in Chinese")
-    for text, (name, _message) in have.items():
-        if text not in wanted and (not ONLY or name[:-3] in keep):
-            problems.append(f"{name}: {text!r} is no longer in the code (run tools.translate sync)")
+        elif not done:
+            problems.append(f"{m.where}: no Chinese for {text!r}")
+        elif len({x.string for _name, x in done}) > 1:
+            names = ", ".join(name for name, _x in done)
+            problems.append(f"{names}: {text!r} is translated differently; keep one")
+        elif fields(text) != fields(done[0][1].string):
+            problems.append(f"{done[0][0]}: the fields of {text!r} differ in Chinese")
+    for text, found in have.items():
+        for name, _message in found:
+            if text not in wanted and (not ONLY or name[:-3] in keep):
+                problems.append(
+                    f"{name}: {text!r} is no longer in the code (run tools.translate sync)"
+                )
     return problems
 
 

@@ -39,6 +39,7 @@ from posenc_lib.analysis.ch04_buckets import (  # noqa: F401 - re-exported: chap
     bucket_view,
 )
 from posenc_lib.analysis.toeplitz import diagonal_spread, offset_matrix  # noqa: F401 - re-exported
+from posenc_lib.i18n import N_
 from posenc_lib.relative import RelativePositionBias
 
 # -- the four terms of an absolute score ----------------------------------------------------------------
@@ -58,10 +59,10 @@ def absolute_terms(x, pe, w_q, w_k) -> dict[str, torch.Tensor]:
     qx, qp = x @ w_q, pe @ w_q  # (T, d) each
     kx, kp = x @ w_k, pe @ w_k  # (T, d) each
     return {
-        "content-content": qx @ kx.T,
-        "content-position": qx @ kp.T,
-        "position-content": qp @ kx.T,
-        "position-position": qp @ kp.T,
+        N_("content-content"): qx @ kx.T,
+        N_("content-position"): qx @ kp.T,
+        N_("position-content"): qp @ kx.T,
+        N_("position-position"): qp @ kp.T,
     }  # (T, T) each
 
 
@@ -154,10 +155,10 @@ def transformer_xl_terms(q, k, r, u, v) -> dict[str, torch.Tensor]:
             )
     index = (-offset_matrix(n) + n - 1).expand(n, n)  # (T, T): row of r for i - j
     return {
-        "content-content": q @ k.T,  # (a)
-        "content-position": (q @ r.T).gather(-1, index),  # (b): (T, 2T-1) -> (T, T)
-        "global content bias": (k @ u)[None, :].expand(n, n),  # (c): the same for every query
-        "global position bias": (r @ v)[index],  # (d): a function of i - j only
+        N_("content-content"): q @ k.T,  # (a)
+        N_("content-position"): (q @ r.T).gather(-1, index),  # (b): (T, 2T-1) -> (T, T)
+        N_("global content bias"): (k @ u)[None, :].expand(n, n),  # (c): the same for every query
+        N_("global position bias"): (r @ v)[index],  # (d): a function of i - j only
     }
 
 
@@ -202,9 +203,9 @@ def deberta_terms(q, k, q_r, k_r, span, convention="code") -> dict[str, torch.Te
     forward = deberta_index(-offset_matrix(n), span)  # (T, T): delta(i, j)
     backward = forward if convention == "code" else deberta_index(offset_matrix(n), span)
     return {
-        "content-to-content": q @ k.T,
-        "content-to-position": (q @ k_r.T).gather(-1, forward),  # (T, 2C) -> (T, T)
-        "position-to-content": (k @ q_r.T).gather(-1, backward.T).T,  # row j, column delta
+        N_("content-to-content"): q @ k.T,
+        N_("content-to-position"): (q @ k_r.T).gather(-1, forward),  # (T, 2C) -> (T, T)
+        N_("position-to-content"): (k @ q_r.T).gather(-1, backward.T).T,  # row j, column delta
     }
 
 
@@ -314,14 +315,14 @@ def _deberta(d_model, seed, span=8):
 # Every way of scoring chapter 4 compares, by name: builder(d_model, seed) -> score_fn, where
 # score_fn(x (T, D) float64) -> logits (T, T). Random weights (seeded), as an untrained layer has.
 SCORERS: dict[str, Callable[[int, int], Callable]] = {
-    "sinusoidal added to x": _sinusoidal_added,
-    "learned table added to x": _learned_added,
-    "Shaw (clip 8)": _shaw,
-    "Transformer-XL": _transformer_xl,
-    "T5 bias": _t5,
-    "DeBERTa (span 8)": _deberta,
+    N_("sinusoidal added to x"): _sinusoidal_added,
+    N_("learned table added to x"): _learned_added,
+    N_("Shaw (clip 8)"): _shaw,
+    N_("Transformer-XL"): _transformer_xl,
+    N_("T5 bias"): _t5,
+    N_("DeBERTa (span 8)"): _deberta,
 }
-RELATIVE = ("Shaw (clip 8)", "Transformer-XL", "T5 bias", "DeBERTa (span 8)")
+RELATIVE = (N_("Shaw (clip 8)"), N_("Transformer-XL"), N_("T5 bias"), N_("DeBERTa (span 8)"))
 
 
 def scorer(name: str, d_model: int, seed: int = 0) -> Callable:

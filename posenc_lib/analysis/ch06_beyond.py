@@ -26,6 +26,7 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch06_rotation import _positions, _vector, rotate
+from posenc_lib.i18n import tr
 from posenc_lib.rope import STYLES, apply_rope, rope_2d_cos_sin, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -64,8 +65,14 @@ def shift_gaps(x, w_q, w_k, w_v, shift, base=10000.0) -> ShiftGaps:
         validate.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint="(D_in, head_dim)")
         if w.shape != w_q.shape or w.shape[0] != x.shape[1]:
             raise ValueError(
-                f"w_q, w_k and w_v must all be (D_in, head_dim) with D_in = {x.shape[1]}, got "
-                f"{tuple(w_q.shape)}, {tuple(w_k.shape)}, {tuple(w_v.shape)}."
+                tr(
+                    "w_q, w_k and w_v must all be (D_in, head_dim) with D_in = {d_in}, got "
+                    "{q_shape}, {k_shape}, {v_shape}.",
+                    d_in=x.shape[1],
+                    q_shape=tuple(w_q.shape),
+                    k_shape=tuple(w_k.shape),
+                    v_shape=tuple(w_v.shape),
+                )
             )
     s = validate.real_number("shift", shift)
     x = x.detach().to(F64)
@@ -103,7 +110,9 @@ def smallest_base(context_length, head_dim) -> float:
     length = validate.positive_float("context_length", context_length)
     d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
     if d < 4:
-        raise ValueError(f"head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.")
+        raise ValueError(
+            tr("head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.", d=d)
+        )
     return (length / (2 * math.pi)) ** (d / (d - 2))
 
 
@@ -228,7 +237,13 @@ def grid_offset_spread(scores, n_rows, n_cols) -> tuple[float, int]:
     validate.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if scores.shape != (t, t):
         raise ValueError(
-            f"scores must be ({t}, {t}) for a {n_rows} x {n_cols} grid, got {tuple(scores.shape)}."
+            tr(
+                "scores must be ({t}, {t}) for a {n_rows} x {n_cols} grid, got {shape}.",
+                t=t,
+                n_rows=n_rows,
+                n_cols=n_cols,
+                shape=tuple(scores.shape),
+            )
         )
     dr = rows[:, None] - rows[None, :]  # (T, T)
     dc = cols[:, None] - cols[None, :]  # (T, T)

@@ -41,6 +41,7 @@ from posenc_lib.analysis.ch06_rotation import (  # noqa: F401 - re-exported: cha
     rotate,
 )
 from posenc_lib.analysis.toeplitz import spread_by_offset, worst_spread
+from posenc_lib.i18n import tr
 from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -76,7 +77,12 @@ def diagonal_spread(scores) -> tuple[float, int]:
     The measure is ``toeplitz.spread_by_offset``; here offsets are m - n (query minus key)."""
     validate.float_tensor("scores", scores, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if scores.shape[0] != scores.shape[1] or scores.shape[0] == 0:
-        raise ValueError(f"scores must be a square (T, T) matrix, got shape {tuple(scores.shape)}.")
+        raise ValueError(
+            tr(
+                "scores must be a square (T, T) matrix, got shape {shape}.",
+                shape=tuple(scores.shape),
+            )
+        )
     spread = spread_by_offset(scores).flip(0)  # (2T-1,): m - n = -(T-1) .. T-1
     return worst_spread(spread), int(spread.argmax()) - (scores.shape[0] - 1)
 
@@ -130,7 +136,11 @@ def convert_projection(w, n_heads, source="interleaved", target="half") -> torch
     h = validate.positive_int("n_heads", n_heads)
     if w.shape[1] % h:
         raise ValueError(
-            f"w has {w.shape[1]} columns, which do not split into n_heads = {h} equal heads."
+            tr(
+                "w has {columns} columns, which do not split into n_heads = {h} equal heads.",
+                columns=w.shape[1],
+                h=h,
+            )
         )
     perm = layout_permutation(w.shape[1] // h, source, target)  # (head_dim,)
     columns = (torch.arange(h)[:, None] * (w.shape[1] // h) + perm).flatten()  # (H * head_dim,)
@@ -144,8 +154,13 @@ def attention_logits(x, w_q, w_k, style="half", base=10000.0) -> torch.Tensor:
         validate.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint="(D_in, head_dim)")
         if w.shape != w_q.shape or w.shape[0] != x.shape[1]:
             raise ValueError(
-                f"w_q {tuple(w_q.shape)} and w_k {tuple(w_k.shape)} must both be (D_in, head_dim) "
-                f"with D_in = {x.shape[1]}, the width of x."
+                tr(
+                    "w_q {q_shape} and w_k {k_shape} must both be (D_in, head_dim) "
+                    "with D_in = {d_in}, the width of x.",
+                    q_shape=tuple(w_q.shape),
+                    k_shape=tuple(w_k.shape),
+                    d_in=x.shape[1],
+                )
             )
     x = x.detach().to(F64)
     n = x.shape[0]
@@ -165,8 +180,11 @@ def error_by_offset(reference, other, edges=None) -> torch.Tensor:
     validate.float_tensor("other", other, min_rank=2, max_rank=2, shape_hint="(T, T)")
     if reference.shape != other.shape or reference.shape[0] != reference.shape[1]:
         raise ValueError(
-            f"reference and other must be square and of one shape, got {tuple(reference.shape)} "
-            f"and {tuple(other.shape)}."
+            tr(
+                "reference and other must be square and of one shape, got {reference} and {other}.",
+                reference=tuple(reference.shape),
+                other=tuple(other.shape),
+            )
         )
     n = reference.shape[0]
     if edges is None:
@@ -179,7 +197,11 @@ def error_by_offset(reference, other, edges=None) -> torch.Tensor:
         or any(a >= b for a, b in zip(edges[:-1], edges[1:], strict=True))
     ):
         raise ValueError(
-            f"edges must be at least two increasing whole numbers from 0 to T = {n}, got {edges}."
+            tr(
+                "edges must be at least two increasing whole numbers from 0 to T = {n}, got {edges}.",
+                n=n,
+                edges=edges,
+            )
         )
     ref = reference.detach().to(F64)
     diff = other.detach().to(F64) - ref
@@ -253,8 +275,12 @@ def mismatch_score(positions, inv_freq_q, inv_freq_k=None, scale_k=1.0, style="h
         validate.float_tensor(name, table, min_rank=1, max_rank=1, shape_hint="(head_dim // 2,)")
     if inv_freq_q.shape != inv_freq_k.shape or inv_freq_q.numel() == 0:
         raise ValueError(
-            f"inv_freq_q {tuple(inv_freq_q.shape)} and inv_freq_k {tuple(inv_freq_k.shape)} must "
-            "hold one frequency per pair of the same head_dim."
+            tr(
+                "inv_freq_q {q_shape} and inv_freq_k {k_shape} must hold one frequency per pair "
+                "of the same head_dim.",
+                q_shape=tuple(inv_freq_q.shape),
+                k_shape=tuple(inv_freq_k.shape),
+            )
         )
     scale = validate.positive_float("scale_k", scale_k)
     theta_q, theta_k = inv_freq_q.detach().to(F64), inv_freq_k.detach().to(F64)
@@ -276,7 +302,9 @@ def partial_rotate(x, positions, rotary_dim, base=10000.0) -> torch.Tensor:
     validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
     r = validate.even_int("rotary_dim", rotary_dim, "RoPE rotates the dims in pairs.")
     if r > x.shape[-1]:
-        raise ValueError(f"rotary_dim = {r} is more than x's {x.shape[-1]} dims.")
+        raise ValueError(
+            tr("rotary_dim = {r} is more than x's {dims} dims.", r=r, dims=x.shape[-1])
+        )
     x = x.detach().to(F64)
     return torch.cat((rotate(x[..., :r], positions, base, "half"), x[..., r:]), dim=-1)
 
@@ -333,11 +361,17 @@ def rotation_view(q, k, m, n, base=10000.0, pair=0, max_offset=255, style="half"
     m = validate.whole_int("m", m)
     n = validate.whole_int("n", n)
     if m < 0 or n < 0:
-        raise ValueError(f"positions m and n must be 0 or more, got m = {m}, n = {n}.")
+        raise ValueError(tr("positions m and n must be 0 or more, got m = {m}, n = {n}.", m=m, n=n))
     half = q.shape[0] // 2
     pair = validate.whole_int("pair", pair)
     if not 0 <= pair < half:
-        raise ValueError(f"pair must be in 0..{half - 1} (head_dim / 2 pairs), got {pair}.")
+        raise ValueError(
+            tr(
+                "pair must be in 0..{last} (head_dim / 2 pairs), got {pair}.",
+                last=half - 1,
+                pair=pair,
+            )
+        )
     span = validate.positive_int("max_offset", max_offset, maximum=100_000)
     theta = rope_inv_freq(q.shape[0], base, dtype=F64)[0]  # (D/2,)
     cos, sin = rope_cos_sin(torch.tensor([float(m), float(n)], dtype=F64), theta, style=style)

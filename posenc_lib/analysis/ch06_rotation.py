@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import tr
 from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -35,8 +36,13 @@ def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
     )
     if head_dim is not None and value.shape[0] != head_dim:
         raise ValueError(
-            f"{name} has {value.shape[0]} dims but the other vector has {head_dim}; a query and a "
-            "key must have the same head_dim."
+            tr(
+                "{name} has {dims} dims but the other vector has {head_dim}; a query and a key "
+                "must have the same head_dim.",
+                name=name,
+                dims=value.shape[0],
+                head_dim=head_dim,
+            )
         )
     return value.detach().to(F64)
 
@@ -46,7 +52,13 @@ def _positions(name: str, value) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         validate.tensor(name, value, min_rank=1, max_rank=1, shape_hint="(P,)")
         if value.is_complex() or value.dtype == torch.bool:
-            raise ValueError(f"{name} must hold real numbers, got dtype {value.dtype}.")
+            raise ValueError(
+                tr(
+                    "{name} must hold real numbers, got dtype {dtype}.",
+                    name=name,
+                    dtype=value.dtype,
+                )
+            )
         values = value.detach().to("cpu", F64)
     elif isinstance(value, (list, tuple, range)):
         values = torch.tensor(
@@ -55,9 +67,9 @@ def _positions(name: str, value) -> torch.Tensor:
     else:
         values = torch.arange(validate.positive_int(name, value), dtype=F64)
     if values.numel() == 0:
-        raise ValueError(f"{name} is empty; give at least one position.")
+        raise ValueError(tr("{name} is empty; give at least one position.", name=name))
     if not bool(torch.isfinite(values).all()):
-        raise ValueError(f"{name} must be finite numbers.")
+        raise ValueError(tr("{name} must be finite numbers.", name=name))
     return values
 
 
@@ -76,8 +88,11 @@ def rotate(x, positions, base=10000.0, style="half") -> torch.Tensor:
     pos = _positions("positions", positions)  # (T,)
     if pos.shape[0] != x.shape[-2]:
         raise ValueError(
-            f"positions has {pos.shape[0]} entries but x has T = {x.shape[-2]} rows; give one "
-            "position per row."
+            tr(
+                "positions has {n} entries but x has T = {t} rows; give one position per row.",
+                n=pos.shape[0],
+                t=x.shape[-2],
+            )
         )
     cos, sin = rope_cos_sin(
         pos, rope_inv_freq(x.shape[-1], base, dtype=F64)[0], style=style

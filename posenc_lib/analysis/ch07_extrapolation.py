@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import tr
 from posenc_lib.rope_scaling import rope_inv_freq
 
 F64 = torch.float64
@@ -336,12 +337,15 @@ def growth_report(results: dict, rows, multiple: int = 8) -> str:
     for row in rows:
         ratios = seed_ratios(results, row, multiple)
         if None in ratios:
-            lines.append(tr("  {row:<20} cannot run at {multiple}L", row=row, multiple=multiple))
+            lines.append(
+                "  " + tr("{row:<20} cannot run at {multiple}L", row=row, multiple=multiple)
+            )
             continue
         mean = sum(ratios) / len(ratios)
         lines.append(
-            tr(
-                "  {row:<20} perplexity at {multiple}L / at L = {mean:.2f} [{low:.2f}, {high:.2f}]",
+            "  "
+            + tr(
+                "{row:<20} perplexity at {multiple}L / at L = {mean:.2f} [{low:.2f}, {high:.2f}]",
                 row=row,
                 multiple=multiple,
                 mean=mean,
@@ -350,5 +354,7 @@ def growth_report(results: dict, rows, multiple: int = 8) -> str:
             )
         )
     ranked = ranking(results, rows, multiple * results["L"])
-    lines.append(tr("  best to worst at {multiple}L: {ranked}", multiple=multiple, ranked=ranked))
+    lines.append(
+        "  " + tr("best to worst at {multiple}L: {ranked}", multiple=multiple, ranked=ranked)
+    )
     return "\n".join(lines)

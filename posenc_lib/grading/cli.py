@@ -20,7 +20,7 @@ from posenc_lib.grading.lms import LMS, learner_key, read_roster, write_lms
 from posenc_lib.grading.report import write_report
 from posenc_lib.grading.sheet import summary, write_feedback, write_sheet
 from posenc_lib.grading.submissions import submissions
-from posenc_lib.i18n import ENV, LANGUAGES, get_language, set_language, tr
+from posenc_lib.i18n import ENV, LANGUAGES, _, get_language, in_language, tr
 
 
 def main(argv=None) -> int:
@@ -70,15 +70,21 @@ def main(argv=None) -> int:
         language = args.lang or get_language()
     except ValueError as error:  # $POSENC_LANG holds something else
         parser.error(str(error))
-    set_language(language)
+    with in_language(language):  # the feedback, the report and what is printed
+        return _grade(parser, args, language)
+
+
+def _grade(parser: argparse.ArgumentParser, args: argparse.Namespace, language: str) -> int:
     if args.workers < 1 or args.timeout <= 0 or args.memory_mb < 256:
-        parser.error("--workers must be >= 1, --timeout > 0 and --memory-mb >= 256")
+        parser.error(_("--workers must be >= 1, --timeout > 0 and --memory-mb >= 256"))
     bad = [r.name for r in args.report if r.suffix.lower() not in (".html", ".htm", ".md")]
     if bad:
-        parser.error(f"--report needs a name ending in .html or .md, not {', '.join(bad)}")
+        parser.error(
+            tr("--report needs a name ending in .html or .md, not {names}", names=", ".join(bad))
+        )
     paths = submissions(args.paths)
     if not paths:
-        parser.error("no notebooks found in " + ", ".join(map(str, args.paths)))
+        parser.error(tr("no notebooks found in {paths}", paths=", ".join(map(str, args.paths))))
     if args.roster is not None:  # before grading: a missing learner is found in a second
         try:
             roster = read_roster(args.roster)
@@ -87,8 +93,12 @@ def main(argv=None) -> int:
         lost = [name for _, name in paths if learner_key(name) not in roster]
         if lost:
             parser.error(
-                f"{len(lost)} submission(s) match no roster row: {', '.join(lost)}. Add a row "
-                "whose 'file' is each one's file name, or rename the file."
+                tr(
+                    "{count} submission(s) match no roster row: {names}. Add a row "
+                    "whose 'file' is each one's file name, or rename the file.",
+                    count=len(lost),
+                    names=", ".join(lost),
+                )
             )
     seed = args.seed if args.seed is not None else 1 + secrets.randbelow(2**31 - 2)
     if args.seed is None:

@@ -40,7 +40,7 @@ from posenc_lib.checks.run import KINDS, Collected, Outcome, TooMany
 from posenc_lib.grading import sandbox as _sandbox
 from posenc_lib.grading.sheet import Row
 from posenc_lib.grading.submissions import Invalid, chapters, read_submission
-from posenc_lib.i18n import ENV, _, get_language, set_language, tr
+from posenc_lib.i18n import ENV, _, get_language, in_language, tr
 from posenc_lib.models.smollm import cache_dir
 
 MAX_MESSAGE_BYTES = 64 * 2**20  # one question's outcomes, as sent by the child
@@ -88,11 +88,12 @@ class Grader:
     def __init__(
         self, seed: int, timeout: float = 60.0, memory_mb: int = 2048, language: str | None = None
     ):
-        """language: "en" or "zh", the language of the feedback (default: the one in use)."""
+        """language: "en" or "zh", the language of the child processes (default: the one in use);
+        the verdicts are worded in this process, in the language in use when ``grade`` runs
+        (``grade_all`` switches to ``language`` for the whole class)."""
         self.seed, self.timeout, self.memory_bytes = seed, timeout, memory_mb * 2**20
-        if language is not None:
-            set_language(language)  # the verdicts are judged (and worded) in this process
-        self.language = get_language()
+        with in_language(language or get_language()):
+            self.language = get_language()  # (a spelling such as "zh_CN" checked and normalized)
         self.known = chapters()
         self.modules = {ch: import_module(name) for ch, name in self.known.items()}
         self.context = multiprocessing.get_context("forkserver")
@@ -326,6 +327,11 @@ def grade_all(
     """
     paths = [p if isinstance(p, tuple) else (Path(p), str(p)) for p in paths]
     grader = Grader(seed, timeout, memory_mb, language)
+    with in_language(grader.language):  # the feedback's words; restored after
+        return _grade_all(grader, paths, workers, progress)
+
+
+def _grade_all(grader: Grader, paths, workers, progress) -> list[Row]:
     # Every file is read before any submission runs: a submission that rewrites another
     # student's file on disk changes nothing.
     contents = [grader.read(p) for p, _ in paths]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from posenc_lib.grading.sheet import Row, _cell, _write_atomically
+from posenc_lib.i18n import tr
 
 LMS = ("canvas", "moodle")
 ROSTER_COLUMNS = ("file", "name", "email", "canvas_id", "sis_user_id", "sis_login_id", "section",
@@ -53,25 +54,38 @@ def read_roster(path: Path) -> dict[str, Learner]:
     """The roster CSV: a ``file`` column (the submission's file name) and any of ROSTER_COLUMNS."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"the roster {path} does not exist; give the path of a CSV file.")
+        raise ValueError(
+            tr("the roster {path} does not exist; give the path of a CSV file.", path=path)
+        )
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         header = [h.strip().lower() for h in reader.fieldnames or []]
         if "file" not in header:
             raise ValueError(
-                f"the roster {path.name} needs a 'file' column naming each learner's submission "
-                f"(ada.ipynb or ada); its columns are {header}. Optional: "
-                + ", ".join(ROSTER_COLUMNS[1:])
-                + "."
+                tr(
+                    "the roster {name} needs a 'file' column naming each learner's submission "
+                    "(ada.ipynb or ada); its columns are {header}. Optional: {optional}.",
+                    name=path.name,
+                    header=header,
+                    optional=", ".join(ROSTER_COLUMNS[1:]),
+                )
             )
         roster: dict[str, Learner] = {}
         for number, raw in enumerate(reader, start=2):
             row = {k.strip().lower(): (v or "").strip() for k, v in raw.items() if k}
             key = learner_key(row["file"]) if row.get("file") else ""
             if not key:
-                raise ValueError(f"line {number} of the roster {path.name} has no file name.")
+                raise ValueError(
+                    tr(
+                        "line {number} of the roster {name} has no file name.",
+                        number=number,
+                        name=path.name,
+                    )
+                )
             if key in roster:
-                raise ValueError(f"the roster {path.name} names {row['file']!r} twice.")
+                raise ValueError(
+                    tr("the roster {name} names {file!r} twice.", name=path.name, file=row["file"])
+                )
             roster[key] = Learner(**{c: row.get(c, "") for c in ROSTER_COLUMNS} | {"file": key})
     return roster
 
@@ -92,8 +106,12 @@ def lms_sheet(rows: list[Row], lms: str, roster: dict[str, Learner] | None = Non
     ]
     if unmatched:
         raise ValueError(
-            f"{len(unmatched)} submission(s) match no roster row: {', '.join(unmatched)}. Add a "
-            "row whose 'file' is each one's file name, or rename the file to the roster's name."
+            tr(
+                "{count} submission(s) match no roster row: {names}. Add a row whose 'file' is "
+                "each one's file name, or rename the file to the roster's name.",
+                count=len(unmatched),
+                names=", ".join(unmatched),
+            )
         )
     chapters = sorted({r.chapter for r in graded})
     scores: dict[str, dict[str, int]] = {}
@@ -102,8 +120,14 @@ def lms_sheet(rows: list[Row], lms: str, roster: dict[str, Learner] | None = Non
         key = learner_key(row.submission)
         if (key, row.chapter) in sources:
             raise ValueError(
-                f"two submissions of chapter {row.chapter} belong to {key!r}: "
-                f"{sources[key, row.chapter]} and {row.submission}; keep one."
+                tr(
+                    "two submissions of chapter {chapter} belong to {key!r}: {first} and "
+                    "{second}; keep one.",
+                    chapter=row.chapter,
+                    key=key,
+                    first=sources[key, row.chapter],
+                    second=row.submission,
+                )
             )
         sources[key, row.chapter] = row.submission
         scores.setdefault(key, {})[row.chapter] = row.score

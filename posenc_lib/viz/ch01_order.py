@@ -143,7 +143,7 @@ def attention_grid(maps, tokens, row_titles, col_titles, annotate: bool = True):
         raise ValueError(
             tr("maps must have shape (R, C, T, T), got {shape}.", shape=tuple(maps.shape))
         )
-    n_rows, n_cols, n_tokens, _ = maps.shape
+    n_rows, n_cols, n_tokens, _width = maps.shape
     if len(tokens) != n_rows or any(len(t) != n_tokens for t in tokens):
         raise ValueError(
             tr(

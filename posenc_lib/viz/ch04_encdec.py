@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from posenc_lib.i18n import _
 from posenc_lib.viz.figures import SEQUENTIAL, label_tokens, new_figure, points, to_numpy
 
 
@@ -27,6 +28,8 @@ def cross_attention_maps(panels: dict[str, torch.Tensor], queries, keys):
         label_tokens(ax, keys, "x")
         label_tokens(ax, queries, "y")
         ax.set_title(f"{row}\n{col}", fontsize=points(8))
-    fig.colorbar(image, ax=axes, shrink=0.8, label="weight")
-    fig.suptitle("does cross-attention see the order of the encoder's tokens?", fontsize=points(10))
+    fig.colorbar(image, ax=axes, shrink=0.8, label=_("weight"))
+    fig.suptitle(
+        _("does cross-attention see the order of the encoder's tokens?"), fontsize=points(10)
+    )
     return fig

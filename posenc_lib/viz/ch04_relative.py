@@ -10,6 +10,7 @@ from matplotlib.ticker import MaxNLocator
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch04_relative import RELATIVE, ShiftResult, bucket_view
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import AUTO_WIDTH, Dashboard
 from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
 
@@ -22,7 +23,9 @@ def _symmetric_map(ax, matrix: torch.Tensor):
     )
 
 
-def diagonal_maps(panels: dict[str, torch.Tensor], title: str = "constant along each diagonal?"):
+def diagonal_maps(
+    panels: dict[str, torch.Tensor], title: str = N_("constant along each diagonal?")
+):
     """Section 1: (T, T) score matrices side by side, rows = queries i, columns = keys j.
 
     ``panels``: panel title -> (T, T) matrix. A Toeplitz matrix (entry (i, j) depends on j - i
@@ -34,9 +37,9 @@ def diagonal_maps(panels: dict[str, torch.Tensor], title: str = "constant along 
         _symmetric_map(ax, matrix)
         last = matrix.shape[-1] - 1
         ticks = [0, (last + 1) // 2, last]
-        ax.set(title=name, xlabel="key j", xticks=ticks, yticks=ticks)
-    axes[0].set_ylabel("query i")
-    fig.suptitle(title, fontsize=points(10))
+        ax.set(title=name, xlabel=_("key j"), xticks=ticks, yticks=ticks)
+    axes[0].set_ylabel(_("query i"))
+    fig.suptitle(_(title), fontsize=points(10))  # the default is marked N_; a caller's, shown as is
     return fig
 
 
@@ -49,7 +52,7 @@ def shaw_position_term(term: torch.Tensor, clip: int):
     last = term.shape[-1] - 1
     ax.plot([0, last - clip], [clip, last], color="black", linewidth=1)  # j - i = -clip
     ax.plot([clip, last], [0, last - clip], color="black", linewidth=1)  # j - i = +clip
-    ax.set(title="Shaw's position term q_i . a_ij", xlabel="key j", ylabel="query i")
+    ax.set(title=_("Shaw's position term q_i . a_ij"), xlabel=_("key j"), ylabel=_("query i"))
     ax.set(xticks=range(0, last + 1, 2), yticks=range(0, last + 1, 2))
     fig.colorbar(image, ax=ax, shrink=0.8)
     return fig
@@ -61,8 +64,8 @@ def term_maps(terms: dict[str, torch.Tensor]):
     axes = fig.subplots(1, len(terms), squeeze=False)[0]
     for ax, (name, term) in zip(axes, terms.items(), strict=True):
         _symmetric_map(ax, term)
-        ax.set(title=name, xticks=[], yticks=[], xlabel="key j")
-    axes[0].set_ylabel("query i")
+        ax.set(title=_(name), xticks=[], yticks=[], xlabel=_("key j"))
+    axes[0].set_ylabel(_("query i"))
     return fig
 
 
@@ -78,8 +81,10 @@ def bucket_staircases(offsets: torch.Tensor, buckets: dict[str, torch.Tensor], m
         ax.step(to_numpy(offsets), to_numpy(staircase), where="mid", label=label)
     for edge in (-max_distance, max_distance):
         ax.axvline(edge, color="gray", linestyle="--", linewidth=1)
-    ax.set(xlabel="offset j - i (key - query); dashed: +-max_distance", ylabel="bucket")
-    ax.set_title("T5's buckets: one each up close, log-wide far away, one for everything past ~100")
+    ax.set(xlabel=_("offset j - i (key - query); dashed: +-max_distance"), ylabel=_("bucket"))
+    ax.set_title(
+        _("T5's buckets: one each up close, log-wide far away, one for everything past ~100")
+    )
     ax.legend(fontsize=points(8), loc="center right")
     return fig
 
@@ -92,9 +97,9 @@ def moved_scores(results: dict[str, ShiftResult], query: int, key: int, ylabel: 
     ax = fig.subplots()
     for name, result in results.items():
         style = "--" if name in RELATIVE else "-"
-        ax.plot(result.shifts, to_numpy(result.scores[:, query, key]), style, label=name)
-    ax.set(xlabel="start position of the sentence", ylabel=ylabel)
-    ax.set_title("the same two words, moved through the text")
+        ax.plot(result.shifts, to_numpy(result.scores[:, query, key]), style, label=_(name))
+    ax.set(xlabel=_("start position of the sentence"), ylabel=ylabel)
+    ax.set_title(_("the same two words, moved through the text"))
     ax.legend(fontsize=points(8), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return fig
 
@@ -117,7 +122,9 @@ class BucketPlot:
         self.limits = [
             ax_map.axvline(x, color="gray", linestyle="--", linewidth=1) for x in (-1, 1)
         ]
-        ax_map.set(xlabel="offset j - i (key - query)", ylabel="bucket", title="bucket of j - i")
+        ax_map.set(
+            xlabel=_("offset j - i (key - query)"), ylabel=_("bucket"), title=_("bucket of j - i")
+        )
         ax_map.set_xlim(offsets[0], offsets[-1])
         # Few tick labels: each costs about 1 ms of every redraw.
         ax_map.xaxis.set_major_locator(MaxNLocator(3, integer=True))
@@ -125,7 +132,7 @@ class BucketPlot:
         self.image = ax_bias.imshow(
             to_numpy(view.bias), cmap=DIVERGING, vmin=-2.5, vmax=2.5, interpolation="nearest"
         )
-        ax_bias.set(title="bias B[i, j], one head", xlabel="key j", ylabel="query i")
+        ax_bias.set(title=_("bias B[i, j], one head"), xlabel=_("key j"), ylabel=_("query i"))
         last = view.bias.shape[0] - 1
         ax_bias.set(xticks=[0, last], yticks=[0, last])
         self.fig.colorbar(self.image, ax=ax_bias, ticks=[-2, 0, 2], shrink=0.9)
@@ -158,7 +165,7 @@ def bucket_dashboard(n_positions: int = 160) -> Dashboard:
             value=128, min=4, max=256, description="max_distance", style=style
         ),
         "bidirectional": W.Checkbox(
-            value=True, description="bidirectional (encoder)", indent=False, layout=AUTO_WIDTH
+            value=True, description=_("bidirectional (encoder)"), indent=False, layout=AUTO_WIDTH
         ),
     }
 
@@ -166,21 +173,32 @@ def bucket_dashboard(n_positions: int = 160) -> Dashboard:
         return bucket_view(num_buckets, max_distance, bidirectional, n_positions)
 
     def readout(view):
-        side = "each side" if view.bidirectional else "keys before the query"
-        future = "" if view.bidirectional else "; every key after the query shares bucket 0"
+        side = _("each side") if view.bidirectional else _("keys before the query")
+        future = "" if view.bidirectional else _("; every key after the query shares bucket 0")
         raised = (
-            f" (max_distance raised to {view.max_distance}: it must exceed the exact range)"
+            tr(
+                " (max_distance raised to {max_distance}: it must exceed the exact range)",
+                max_distance=view.max_distance,
+            )
             if view.raised
             else ""
         )
-        return (
-            f"{side}: distances 0..{view.exact - 1} get a bucket each, the last bucket starts at "
-            f"distance <b>{view.last_start}</b>{future}; this {n_positions} &times; {n_positions} "
-            f"bias uses <b>{view.used}</b> of {view.num_buckets} learned numbers{raised}"
+        return tr(
+            "{side}: distances 0..{last_exact} get a bucket each, the last bucket starts at "
+            "distance <b>{last_start}</b>{future}; this {n} &times; {n} "
+            "bias uses <b>{used}</b> of {num_buckets} learned numbers{raised}",
+            side=side,
+            last_exact=view.exact - 1,
+            last_start=view.last_start,
+            future=future,
+            n=n_positions,
+            used=view.used,
+            num_buckets=view.num_buckets,
+            raised=raised,
         )
 
     return Dashboard(
-        "T5 buckets: which offsets share a learned bias",
+        N_("T5 buckets: which offsets share a learned bias"),
         controls,
         compute,
         BucketPlot,

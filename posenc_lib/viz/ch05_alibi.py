@@ -10,6 +10,7 @@ from matplotlib.ticker import MaxNLocator, NullLocator
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch05_alibi import MAX_VIEW_POSITIONS, alibi_view
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard
 from posenc_lib.viz.figures import new_figure, to_numpy
 
@@ -41,7 +42,7 @@ class AlibiPlot:
         (self.ladder,) = ax_s.plot([], [], "o", color="tab:blue", markersize=4)
         (self.between,) = ax_s.plot([], [], "o", color="tab:orange", markersize=4)
         (self.ring,) = ax_s.plot([], [], "o", markersize=10, mfc="none", mec="black")
-        ax_s.set_title("slope m of each head h")
+        ax_s.set_title(_("slope m of each head h"))
 
         # A band per unit of bias; masked keys are drawn as the "over" colour (see _pixels).
         cmap = plt.get_cmap("viridis", 10).with_extremes(over="#d9d9d9")
@@ -54,7 +55,7 @@ class AlibiPlot:
             aspect="auto",
         )
         self.fig.colorbar(self.image, ax=ax_b, ticks=[-10, 0], pad=0.02)
-        ax_b.set(xlabel="key j", ylabel="query i", yticks=[], title="its bias -m (i - j)")
+        ax_b.set(xlabel=_("key j"), ylabel=_("query i"), yticks=[], title=_("its bias -m (i - j)"))
         ax_b.xaxis.set_major_locator(MaxNLocator(2, integer=True))
 
         ax_w.set_yscale("log", nonpositive="clip")
@@ -66,7 +67,7 @@ class AlibiPlot:
         (self.biased,) = ax_w.plot([], [], color="tab:blue", linewidth=1.2)
         self.window = ax_w.axvline(0, color="black", linestyle="--", linewidth=1)
         # The title names the lines: a legend would cost more per redraw than the rest of the panel.
-        ax_w.set(xlabel="distance i - j", title="last query: grey no bias, blue ALiBi")
+        ax_w.set(xlabel=_("distance i - j"), title=_("last query: grey no bias, blue ALiBi"))
         self._key = None  # (H, T) the axis limits are set for
         self.update(view)
 
@@ -110,13 +111,18 @@ def alibi_dashboard(max_heads: int = 64) -> Dashboard:
     style = {"description_width": "initial"}
     controls = {
         "num_heads": W.IntSlider(
-            value=min(8, max_heads), min=1, max=max_heads, description="heads H", style=style
+            value=min(8, max_heads), min=1, max=max_heads, description=_("heads H"), style=style
         ),
         "head": W.IntSlider(
-            value=min(5, max_heads), min=1, max=max_heads, description="head h", style=style
+            value=min(5, max_heads), min=1, max=max_heads, description=_("head h"), style=style
         ),
         "n_positions": W.IntSlider(
-            value=256, min=16, max=MAX_VIEW_POSITIONS, step=16, description="length T", style=style
+            value=256,
+            min=16,
+            max=MAX_VIEW_POSITIONS,
+            step=16,
+            description=_("length T"),
+            style=style,
         ),
     }
 
@@ -125,18 +131,31 @@ def alibi_dashboard(max_heads: int = 64) -> Dashboard:
 
     def readout(view):
         slope = float(view.slopes[view.head])
-        clamped = f" (only {view.num_heads} heads: showing the last)" if view.clamped else ""
+        clamped = (
+            tr(" (only {num_heads} heads: showing the last)", num_heads=view.num_heads)
+            if view.clamped
+            else ""
+        )
         longer = view.window > len(view.weights_alibi)  # the window reaches past the first token
-        beyond = " &ndash; longer than the sequence" if longer else ""
-        return (
-            f"head <b>{view.head + 1}</b> of {view.num_heads}{clamped}: m = 2^&minus;"
-            f"{-math.log2(slope):.3g} = <b>{slope:.3g}</b>; weight &divide;10 every "
-            f"<b>{view.window:.1f}</b> tokens{beyond}; last query's weight within that window: "
-            f"<b>{view.near_alibi:.0%}</b> with ALiBi, <b>{view.near_content:.0%}</b> without"
+        beyond = _(" &ndash; longer than the sequence") if longer else ""
+        return tr(
+            "head <b>{head}</b> of {num_heads}{clamped}: m = 2^&minus;"
+            "{exponent:.3g} = <b>{slope:.3g}</b>; weight &divide;10 every "
+            "<b>{window:.1f}</b> tokens{beyond}; last query's weight within that window: "
+            "<b>{near_alibi:.0%}</b> with ALiBi, <b>{near_content:.0%}</b> without",
+            head=view.head + 1,
+            num_heads=view.num_heads,
+            clamped=clamped,
+            exponent=-math.log2(slope),
+            slope=slope,
+            window=view.window,
+            beyond=beyond,
+            near_alibi=view.near_alibi,
+            near_content=view.near_content,
         )
 
     return Dashboard(
-        "ALiBi: slopes, one head's bias, and a row of attention",
+        N_("ALiBi: slopes, one head's bias, and a row of attention"),
         controls,
         compute,
         AlibiPlot,
@@ -158,8 +177,8 @@ def bias_and_weights(bias, weights, slope: str):
     fig = new_figure(7.6, 3.2)
     axes = fig.subplots(1, 2)
     for ax, values, title, cmap in (
-        (axes[0], bias.masked_fill(bias.isinf(), float("nan")), f"bias -m(i - j), m = {slope}", "viridis"),
-        (axes[1], weights, "attention weights (equal content)", "Blues"),
+        (axes[0], bias.masked_fill(bias.isinf(), float("nan")), tr("bias -m(i - j), m = {slope}", slope=slope), "viridis"),
+        (axes[1], weights, _("attention weights (equal content)"), "Blues"),
     ):  # fmt: skip
         levels = (
             11 if cmap == "viridis" else 256
@@ -168,7 +187,7 @@ def bias_and_weights(bias, weights, slope: str):
             to_numpy(values), cmap=plt.get_cmap(cmap, levels).with_extremes(bad="#d9d9d9")
         )
         fig.colorbar(image, ax=ax, shrink=0.8)
-        ax.set(title=title, xlabel="key j", ylabel="query i")
+        ax.set(title=title, xlabel=_("key j"), ylabel=_("query i"))
     return fig
 
 
@@ -183,11 +202,13 @@ def slope_ladders(ladders, labelled: int, title: str):
     ax = fig.subplots()
     for x, (heads, (slopes, low)) in enumerate(ladders.items()):
         slopes = to_numpy(slopes)  # (H,)
-        ladder_label = "on the ladder 2^(-8h/H')" if x == 0 else None
+        ladder_label = _("on the ladder 2^(-8h/H')") if x == 0 else None
         ax.plot([x] * low, slopes[:low], "o", color="tab:blue", ms=6, label=ladder_label)
         if heads > low:
             between = slopes[low:]  # (H - H',)
-            ax.plot([x] * len(between), between, "s", color="tab:orange", ms=7, label="extra heads")
+            ax.plot(
+                [x] * len(between), between, "s", color="tab:orange", ms=7, label=_("extra heads")
+            )
         if heads == labelled:
             for h, m in enumerate(slopes.tolist()):
                 ax.annotate(
@@ -195,7 +216,7 @@ def slope_ladders(ladders, labelled: int, title: str):
                 )
     ax.set_yscale("log", base=2)
     ax.set_xticks(range(len(ladders)), labels=[f"H = {heads}" for heads in ladders])
-    ax.set(xlim=(-0.6, len(ladders) - 0.4), ylabel="slope m (log scale)", title=title)
+    ax.set(xlim=(-0.6, len(ladders) - 0.4), ylabel=_("slope m (log scale)"), title=title)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
 
@@ -216,12 +237,15 @@ def head_biases(bias, windows, slopes):
         w = windows[h].item()
         if w < n_show:  # the line j = i - window: below it, keys cost more than a factor 10
             ax.plot([0, n_show - 1 - w], [w, n_show - 1], color="white", lw=1.2)
-        ax.set_title(f"head {h + 1}: m = 1/{round(1 / slopes[h].item())}", fontsize=9)
+        ax.set_title(
+            tr("head {h}: m = 1/{inverse}", h=h + 1, inverse=round(1 / slopes[h].item())),
+            fontsize=9,
+        )
     for ax in axes[1]:
-        ax.set_xlabel("key j")
+        ax.set_xlabel(_("key j"))
     for ax in axes[:, 0]:
-        ax.set_ylabel("query i")
-    fig.colorbar(image, ax=axes, shrink=0.7, label="bias")
+        ax.set_ylabel(_("query i"))
+    fig.colorbar(image, ax=axes, shrink=0.7, label=_("bias"))
     return fig
 
 
@@ -236,7 +260,7 @@ def query_rows(rows, query: int, title: str):
     for k, (label, row) in enumerate(rows.items()):
         ax.plot(to_numpy(row), "--" if k % 2 else "-", label=label, lw=1.5)
     ax.axvline(query, color="gray", lw=0.8)
-    ax.set(xlabel="key j", ylabel="weight", title=title)
+    ax.set(xlabel=_("key j"), ylabel=_("weight"), title=title)
     ax.legend(fontsize=8)
     return fig
 
@@ -253,12 +277,12 @@ def far_share(lengths, shares, trained: int):
     ax = fig.subplots()
     for h in range(heads):
         colour = plt.cm.viridis(h / (heads - 1))
-        ax.plot(to_numpy(lengths), to_numpy(shares[h]), label=f"head {h + 1}", color=colour)
+        ax.plot(to_numpy(lengths), to_numpy(shares[h]), label=tr("head {h}", h=h + 1), color=colour)
     ax.set_xscale("log", base=2)
     ax.set(
-        xlabel=f"sequence length T (trained on {trained})",
-        ylabel=f"weight beyond distance {trained - 1}",
-        title="how much of the last query's attention lands on unseen distances",
+        xlabel=tr("sequence length T (trained on {trained})", trained=trained),
+        ylabel=tr("weight beyond distance {distance}", distance=trained - 1),
+        title=_("how much of the last query's attention lands on unseen distances"),
         ylim=(-0.02, 1),
     )
     ax.legend(fontsize=7, ncol=2)
@@ -276,15 +300,19 @@ def needle_curves(distances, curves, no_alibi: float, advantage: float):
     ax = fig.subplots()
     for h in range(heads):
         colour = plt.cm.viridis(h / (heads - 1))
-        ax.plot(to_numpy(distances), to_numpy(curves[h]), color=colour, label=f"head {h + 1}")
-    ax.axhline(no_alibi, color="black", ls="--", lw=1, label="no ALiBi")
+        ax.plot(
+            to_numpy(distances), to_numpy(curves[h]), color=colour, label=tr("head {h}", h=h + 1)
+        )
+    ax.axhline(no_alibi, color="black", ls="--", lw=1, label=_("no ALiBi"))
     ax.set(
         xscale="log",
         yscale="log",
         ylim=(1e-6, 1.5),
-        xlabel="distance of the needle",
-        ylabel="weight on the needle",
-        title=f"a key that wins on content by {advantage:g}, moved further away",
+        xlabel=_("distance of the needle"),
+        ylabel=_("weight on the needle"),
+        title=tr(
+            "a key that wins on content by {advantage:g}, moved further away", advantage=advantage
+        ),
     )
     ax.legend(fontsize=7, ncol=3)
     return fig

@@ -71,7 +71,7 @@ class Dashboard:
         else:  # a plain backend (tests, scripts): the figure is shown as the PNG fallback only
             figure_view = []
         controls_row = W.HBox(list(controls.values()), layout=W.Layout(flex_flow="row wrap"))
-        heading = W.HTML(f"<b>{translate(title)}</b>")
+        heading = W.HTML(f"<b>{self.shown_title}</b>")
         self.widget = W.VBox([heading, controls_row, self.readout, *figure_view])
         # CSS classes name the parts for the browser tests (tests/browser) and page styles.
         self.widget.add_class("posenc-dashboard")
@@ -83,6 +83,11 @@ class Dashboard:
             canvas.add_class("posenc-figure")
         for control in controls.values():
             control.observe(self._on_change, names="value")
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the language in use (``title`` is the English, marked ``N_``)."""
+        return translate(self.title)
 
     @property
     def live(self) -> bool:
@@ -100,7 +105,7 @@ class Dashboard:
             raise ValueError(
                 tr(
                     "{title} has no control named {unknown}; its controls are {controls}.",
-                    title=translate(self.title),
+                    title=self.shown_title,
                     unknown=", ".join(unknown),
                     controls=", ".join(self.controls),
                 )
@@ -163,7 +168,7 @@ class Dashboard:
         bundle["image/png"] = base64.b64encode(self.png(caption=True)).decode("ascii")
         bundle["text/plain"] = tr(
             "{title} (a live dashboard: run the notebook in JupyterLab to move its controls)",
-            title=translate(self.title),
+            title=self.shown_title,
         )
         return bundle
 

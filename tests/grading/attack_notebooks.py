@@ -29,7 +29,8 @@ def attention(x, w_q, w_k, w_v):
 SANDBOX_CHECKS = """
 import os, resource
 def attention(x, w_q, w_k, w_v):
-    assert set(os.environ) == {"HOME", "TMPDIR", "MPLBACKEND", "PATH", "POSENC_CACHE"}, sorted(os.environ)
+    assert set(os.environ) == {"HOME", "TMPDIR", "MPLBACKEND", "PATH", "POSENC_CACHE", "POSENC_LANG"}, sorted(os.environ)
+    assert os.environ["POSENC_LANG"] == "en"  # the grader's language (posenc-grade --lang)
     assert os.getcwd() == os.path.expanduser("~") == os.environ["TMPDIR"]
     assert os.path.basename(os.getcwd()).startswith("posenc-grade-")
     assert resource.getrlimit(resource.RLIMIT_FSIZE)[0] == 64 * 2**20

@@ -19,7 +19,7 @@ from tools import translate
 
 LECTURES = sorted((translate.OUT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXECUTED = LECTURES + sorted((translate.OUT / "solutions").glob("*.ipynb"))
-NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?")
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:,?\d)*(?:\.\d+)?(?:e[-+]?\d+)?%?")
 
 
 def _texts(path: Path) -> dict[str, str]:

@@ -81,7 +81,7 @@ class BinaryCode(Question):
                     cols=cols,
                     n_bits=n_bits,
                 )
-        got, problem = as_tensor(value, "The table", (n_pos, n_bits))
+        got, problem = as_tensor(value, N_("The table"), (n_pos, n_bits))
         if problem:
             return problem
         want = _bits(t, n_bits)
@@ -294,7 +294,7 @@ class Unevenness(Question):
             return _(
                 "You returned the T - 1 step lengths; reduce them to one number, the longest divided by the shortest."
             )
-        got, problem = as_number(value, "The unevenness")
+        got, problem = as_number(value, N_("The unevenness"))
         if problem:
             return problem
         want = _ratio(naive.neighbour_distances(table))

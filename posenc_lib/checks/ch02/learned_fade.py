@@ -102,7 +102,7 @@ def _smooth_table(n_pos: int, dim: int, generator: torch.Generator) -> torch.Ten
     angles = 2 * math.pi * (t / periods + torch.rand(3, generator=generator, dtype=torch.float64))
     waves = weights * growth  # (T, 3) radii
     waves = torch.cat([waves * angles.cos(), waves * angles.sin()], dim=1)  # (T, 6)
-    basis, _ = torch.linalg.qr(torch.randn(dim, 7, generator=generator, dtype=torch.float64))
+    basis, _r = torch.linalg.qr(torch.randn(dim, 7, generator=generator, dtype=torch.float64))
     table = waves @ basis[:, :6].T + uniform(0.3, 0.9) * basis[:, 6]  # (T, D)
     table = table + 0.04 * torch.randn(n_pos, dim, generator=generator, dtype=torch.float64)
     table = table * (1 + 0.4 * torch.sin(2 * math.pi * t / uniform(8, 38) + uniform(0, 6)))
@@ -325,7 +325,7 @@ class FirstOffsetBelow(Question):
                 return [first, *others]
 
     def diagnose(self, case, value):
-        table, _ = case.args
+        table, _threshold = case.args
         n = table.shape[0]
         if isinstance(value, torch.Tensor) and value.numel() in (n, n - 1):
             return _(
@@ -333,7 +333,7 @@ class FirstOffsetBelow(Question):
             )
         if isinstance(value, float):  # a whole 3.0 got the type policy's sentence already
             return _("Return an offset, a whole number of positions (an int), not a mean cosine.")
-        _, problem = as_int(value, "The offset")
+        _offset, problem = as_int(value, N_("The offset"))
         return problem  # the ints are judged together, in diagnose_all
 
     def diagnose_all(self, cases, values):

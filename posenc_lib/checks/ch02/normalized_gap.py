@@ -59,7 +59,7 @@ class NormalizedGap(Question):
         else:
             generator = draws.seeded(seed, 3)
             triples = []
-            for _ in range(3):
+            for _draw in range(3):
                 i = j = 0
                 while len({i, j, abs(i - j), abs(i - j) + 1}) < 4:  # mistakes told apart, i != j
                     i, j = draws.randint(1, 30, generator), draws.randint(1, 30, generator)
@@ -76,7 +76,7 @@ class NormalizedGap(Question):
                 j,
                 [lengths[k] for k in torch.randperm(len(lengths), generator=generator)],
             )
-            i, j, _ = triples[2]
+            i, j, _lengths = triples[2]
             triples.append((j, i, [max(i, j) + 1 + draws.randint(20, 5000, generator)]))
         return [Case(c, f"i = {c[0]}, j = {c[1]}, lengths = {c[2]}") for c in triples]
 
@@ -105,7 +105,7 @@ class NormalizedGap(Question):
             return _(
                 "You returned one gap per distinct length; `lengths` may hold a length twice, and each entry of `lengths` gets its own gap, in the same order."
             )
-        got, problem = as_tensor(value, "The gaps", (len(lengths),))
+        got, problem = as_tensor(value, N_("The gaps"), (len(lengths),))
         if problem:
             return problem
         # Tight: with T in the thousands, dividing by T instead of T - 1 changes a gap by 1 / T.

@@ -10,8 +10,9 @@ from posenc_lib.analysis.ch04_encdec import cross_attention
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import TENSOR, as_tensor, close
 from posenc_lib.checks.ch04.setting import F64, NOTEBOOK
-from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.diagnosis import CLOSE_BUT, named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 
 def _cross(dec, enc, w_q, w_k, w_v, *, scale="sqrt d_k", dim=-1, causal=False, swap_w=False):
@@ -41,12 +42,18 @@ class CrossAttention(Question):
     )
     title = N_("Encoder–decoder attention")
     hints = (
-        "Queries come from the decoder, keys and values from the encoder: q = decoder_x @ w_q, "
-        "k = encoder_x @ w_k, v = encoder_x @ w_v.",
-        "The logits q @ k.T have one row per decoder token and one column per encoder token, "
-        "(T_dec, T_enc); divide them by sqrt(d_k), the size of a query (w_q.shape[1]).",
-        "Softmax over the encoder tokens (the last axis), with no mask: a decoder token may look "
-        "at every encoder token. Then multiply by v: (T_dec, T_enc) @ (T_enc, d_v).",
+        N_(
+            "Queries come from the decoder, keys and values from the encoder: q = decoder_x @ w_q, "
+            "k = encoder_x @ w_k, v = encoder_x @ w_v."
+        ),
+        N_(
+            "The logits q @ k.T have one row per decoder token and one column per encoder token, "
+            "(T_dec, T_enc); divide them by sqrt(d_k), the size of a query (w_q.shape[1])."
+        ),
+        N_(
+            "Softmax over the encoder tokens (the last axis), with no mask: a decoder token may "
+            "look at every encoder token. Then multiply by v: (T_dec, T_enc) @ (T_enc, d_v)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -73,9 +80,14 @@ class CrossAttention(Question):
             enc = torch.randn(n_enc, d, generator=generator, dtype=F64)
             w_q, w_k = torch.randn(2, d, d_k, generator=generator, dtype=F64)
             w_v = torch.randn(d, d_v, generator=generator, dtype=F64)
-            describe = (
-                f"decoder_x ({n_dec}, {d}), encoder_x ({n_enc}, {d}), w_q and w_k ({d}, {d_k}), "
-                f"w_v ({d}, {d_v})"
+            describe = tr(
+                "decoder_x ({n_dec}, {d}), encoder_x ({n_enc}, {d}), w_q and w_k ({d}, {d_k}), "
+                "w_v ({d}, {d_v})",
+                n_dec=n_dec,
+                n_enc=n_enc,
+                d=d,
+                d_k=d_k,
+                d_v=d_v,
             )
             cases.append(Case((dec, enc, w_q, w_k, w_v), describe))
         return cases
@@ -91,7 +103,7 @@ class CrossAttention(Question):
                 (d_v, n_dec): N_("your output is transposed: one row per decoder token, (T_dec, d_v)."),
             }  # fmt: skip
             if tuple(value.shape) in shapes and tuple(value.shape) != (n_dec, d_v):
-                return "Close, but " + shapes[tuple(value.shape)]
+                return _(CLOSE_BUT) + _(shapes[tuple(value.shape)])
         got, problem = as_tensor(value, N_("The output"), (n_dec, d_v))
         if problem:
             return problem
@@ -109,4 +121,6 @@ class CrossAttention(Question):
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
-        return _("The output has the right shape but not the right values; compare each step with softmax((decoder_x @ w_q) @ (encoder_x @ w_k).T / sqrt(d_k)) @ (encoder_x @ w_v).")
+        return _(
+            "The output has the right shape but not the right values; compare each step with softmax((decoder_x @ w_q) @ (encoder_x @ w_k).T / sqrt(d_k)) @ (encoder_x @ w_v)."
+        )

@@ -11,7 +11,8 @@ from posenc_lib.checks import draws
 from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close, same_number
 from posenc_lib.checks.ch04.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import named_mistake
-from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.question import RAISED, Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q1: the diagonal spread ----------------------------------------------------------------------------
 
@@ -51,11 +52,15 @@ class DiagonalSpread(Question):
     returns, references = FLOAT, ("posenc_lib.analysis.ch04_relative.diagonal_spread",)
     title = N_("How far is a score matrix from Toeplitz?")
     hints = (
-        "Entry (i, j) lies on the diagonal of offset j - i; `matrix.diagonal(d)` returns the "
-        "entries (i, i + d), the diagonal of offset d.",
-        "For a (T_q, T_k) matrix the offsets run from -(T_q - 1) (bottom-left corner) to "
-        "T_k - 1 (top-right corner).",
-        "For each diagonal take max - min; return the largest of these, as a float.",
+        N_(
+            "Entry (i, j) lies on the diagonal of offset j - i; `matrix.diagonal(d)` returns the "
+            "entries (i, i + d), the diagonal of offset d."
+        ),
+        N_(
+            "For a (T_q, T_k) matrix the offsets run from -(T_q - 1) (bottom-left corner) to "
+            "T_k - 1 (top-right corner)."
+        ),
+        N_("For each diagonal take max - min; return the largest of these, as a float."),
     )
 
     def cases(self, seed=0):
@@ -76,40 +81,57 @@ class DiagonalSpread(Question):
         middle = values[1:-1]
         values = torch.cat([values[-1:], middle[: low - 1], values[:1], middle[low - 1 :]])
         toeplitz = values[offset_matrix(n) + n - 1]  # (n, n)
-        cases.append(Case((toeplitz,), f"a ({n}, {n}) Toeplitz matrix"))
+        cases.append(Case((toeplitz,), tr("a ({n}, {n}) Toeplitz matrix", n=n)))
         # Each matrix below is Toeplitz but for a few entries, placed so that each usual mistake
         # gives its own number: the spread then sits on a diagonal of the case's choosing.
         main = _toeplitz(n, n, generator)
         # The main diagonal reads c + 0.5, c - 1, c, c + 2, c, ...: spread 3 between entries that
         # are not neighbours (largest step 2), and 1.5 from its first entry.
         main[0, 0], main[1, 1], main[3, 3] = main[0, 0] + 0.5, main[1, 1] - 1.0, main[3, 3] + 2.0
-        cases.append(Case((main,), f"a ({n}, {n}) matrix, Toeplitz but for three entries"))
+        cases.append(Case((main,), tr("a ({n}, {n}) matrix, Toeplitz but for three entries", n=n)))
         hankel = values[torch.arange(n)[:, None] + torch.arange(n)[None, :]]  # constant on i + j
-        cases.append(Case((hankel,), f"a ({n}, {n}) matrix constant along anti-diagonals"))
+        cases.append(Case((hankel,), tr("a ({n}, {n}) matrix constant along anti-diagonals", n=n)))
         wide = _toeplitz(n_q, n_k, generator)
         wide[1, n_k - 1] += 3.0  # offset n_k - 2, past a square's diagonals: spread 3
         wide[2, 2] += 1.0  # the main diagonal: spread 1
         wide[0, 1] += 2.0  # offset 1, inside a square's diagonals: spread 2
-        cases.append(Case((wide,), f"a ({n_q}, {n_k}) matrix, Toeplitz but for three entries"))
+        cases.append(
+            Case(
+                (wide,),
+                tr("a ({n_q}, {n_k}) matrix, Toeplitz but for three entries", n_q=n_q, n_k=n_k),
+            )
+        )
         tall = _toeplitz(m_q, m_k, generator)
         tall[m_q - 1, 1] += 3.0  # offset 2 - m_q, below any diagonal of a (m_k, m_k) square
         tall[2, 1] += 1.0  # offset -1: spread 1
-        cases.append(Case((tall,), f"a ({m_q}, {m_k}) matrix, Toeplitz but for two entries"))
+        cases.append(
+            Case(
+                (tall,),
+                tr("a ({n_q}, {n_k}) matrix, Toeplitz but for two entries", n_q=m_q, n_k=m_k),
+            )
+        )
         return cases
 
     def diagnose(self, case, value):
         (matrix,) = case.args
         matrix = matrix.double()
         if isinstance(value, torch.Tensor) and value.numel() > 1:
-            return f"Return one number, the largest spread over all diagonals; yours is a tensor of shape {tuple(value.shape)} (perhaps one spread per diagonal: take the max)."
+            return tr(
+                "Return one number, the largest spread over all diagonals; yours is a tensor of shape {shape} (perhaps one spread per diagonal: take the max).",
+                shape=tuple(value.shape),
+            )
         got, problem = as_number(value, N_("The spread"))
         if problem:
             return problem
         if same_number(got, diagonal_spread(matrix)):
             return None
         n_q, n_k = matrix.shape
-        along_rows = "you took max - min along each row (fixed i) or each column (fixed j); a Toeplitz matrix is constant along its diagonals, where j - i is fixed: take it along each diagonal, then the largest."
-        from_reference = "you measured how far the entries lie from a reference value on each diagonal (its first entry, or its mean); the spread is max - min along it."
+        along_rows = N_(
+            "you took max - min along each row (fixed i) or each column (fixed j); a Toeplitz matrix is constant along its diagonals, where j - i is fixed: take it along each diagonal, then the largest."
+        )
+        from_reference = N_(
+            "you measured how far the entries lie from a reference value on each diagonal (its first entry, or its mean); the spread is max - min along it."
+        )
         mistakes = [
             (_spread(matrix, group="i + j"), N_("you grouped entries by i + j, the anti-diagonals; a Toeplitz matrix is constant along the diagonals, where j - i is the same.")),
             (_spread(matrix, offsets=list(range(0, n_k))), N_("you skipped the diagonals below the main one (keys before the query, j < i).")),
@@ -130,12 +152,22 @@ class DiagonalSpread(Question):
             return named
         if got < 0:
             return _("A spread is max - min: it cannot be negative.")
-        return _("Your spread differs from the largest max - min along a diagonal j - i = d; check which entries you group together.")
+        return _(
+            "Your spread differs from the largest max - min along a diagonal j - i = d; check which entries you group together."
+        )
 
     def _judge(self, cases, outcomes):
         status, message = super()._judge(cases, outcomes)
-        if "numel() == 0" in message or "zero-size array" in message:  # torch's, NumPy's words
-            message += " An empty diagonal: your offsets ran past the matrix's corners; for a (T_q, T_k) matrix they run from -(T_q - 1) to T_k - 1."
+        # Decided on the errors raised (torch's, NumPy's own words), not on the message's words,
+        # which may be in Chinese.
+        empty = any(
+            o.kind == RAISED and ("numel() == 0" in o.error or "zero-size array" in o.error)
+            for o in outcomes
+        )
+        if empty:
+            message += _(
+                " An empty diagonal: your offsets ran past the matrix's corners; for a (T_q, T_k) matrix they run from -(T_q - 1) to T_k - 1."
+            )
         return status, message
 
 
@@ -166,13 +198,19 @@ class ShawLogits(Question):
     returns, references = TENSOR, ("posenc_lib.analysis.ch04_relative.shaw_logits",)
     title = N_("Shaw's relative logits with a clipped table")
     hints = (
-        "The offset of query i and key j is j - i; its row of rel_keys is "
-        "clamp(j - i, -clip, clip) + clip (0 .. 2 clip).",
-        "Build the offsets j - i of all pairs at once, as a (T, T) tensor: subtract a column of "
-        "positions (T, 1) from a row of positions (1, T), and broadcasting does the rest.",
-        "a = rel_keys[index] picks one row per pair, (T, T, d); e_ij = q_i . (k_j + a_ij) / sqrt(d) "
-        "is the content score q @ k.T plus the position score (q[:, None, :] * a).sum(-1), both "
-        "divided by sqrt(d).",
+        N_(
+            "The offset of query i and key j is j - i; its row of rel_keys is "
+            "clamp(j - i, -clip, clip) + clip (0 .. 2 clip)."
+        ),
+        N_(
+            "Build the offsets j - i of all pairs at once, as a (T, T) tensor: subtract a column "
+            "of positions (T, 1) from a row of positions (1, T), and broadcasting does the rest."
+        ),
+        N_(
+            "a = rel_keys[index] picks one row per pair, (T, T, d); e_ij = q_i . (k_j + a_ij) / "
+            "sqrt(d) is the content score q @ k.T plus the position score "
+            "(q[:, None, :] * a).sum(-1), both divided by sqrt(d)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -195,7 +233,13 @@ class ShawLogits(Question):
             cases.append(
                 Case(
                     (q, k, table, clip),
-                    f"q and k ({n}, {d}), rel_keys ({2 * clip + 1}, {d}), clip = {clip}",
+                    tr(
+                        "q and k ({n}, {d}), rel_keys ({rows}, {d}), clip = {clip}",
+                        n=n,
+                        d=d,
+                        rows=2 * clip + 1,
+                        clip=clip,
+                    ),
                 )
             )
         return cases
@@ -204,7 +248,10 @@ class ShawLogits(Question):
         q, k, table, clip = (a.double() if isinstance(a, torch.Tensor) else a for a in case.args)
         n, d = q.shape
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (n, n, d):
-            return f"Your result has shape (T, T, d) = {tuple(value.shape)}: take the dot product with q_i, summing over the last axis, to get one logit per (i, j)."
+            return tr(
+                "Your result has shape (T, T, d) = {shape}: take the dot product with q_i, summing over the last axis, to get one logit per (i, j).",
+                shape=tuple(value.shape),
+            )
         got, problem = as_tensor(value, N_("The logits"), (n, n))
         if problem:
             return problem
@@ -228,5 +275,9 @@ class ShawLogits(Question):
         far = offset_matrix(n).abs() > clip  # (T, T): pairs beyond the clipping distance
         near_ok = close(got[~far], shaw_logits(q, k, table, clip)[~far])
         if near_ok and bool(far.any()):
-            return _("Your logits are right for offsets within +-clip and wrong beyond: offsets past clip use the end rows of rel_keys (clamp the offset).")
-        return _("The logits have the right shape but not the right values; compare each step with e_ij = q_i . (k_j + a_ij) / sqrt(d), a_ij = rel_keys[clamp(j - i, -clip, clip) + clip].")
+            return _(
+                "Your logits are right for offsets within +-clip and wrong beyond: offsets past clip use the end rows of rel_keys (clamp the offset)."
+            )
+        return _(
+            "The logits have the right shape but not the right values; compare each step with e_ij = q_i . (k_j + a_ij) / sqrt(d), a_ij = rel_keys[clamp(j - i, -clip, clip) + clip]."
+        )

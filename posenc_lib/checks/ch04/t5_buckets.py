@@ -10,9 +10,10 @@ from posenc_lib.analysis.ch04_relative import offset_matrix
 from posenc_lib.checks import draws
 from posenc_lib.checks.answers import INT_TENSOR, TENSOR, as_tensor, close
 from posenc_lib.checks.ch04.setting import F64, NOTEBOOK
-from posenc_lib.checks.diagnosis import named_mistake
+from posenc_lib.checks.diagnosis import CLOSE_BUT, named_mistake
 from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import TooMany
+from posenc_lib.i18n import N_, _, tr
 from posenc_lib.relative import t5_relative_position_bucket
 
 # -- q3: T5's buckets ---------------------------------------------------------------------------------
@@ -51,13 +52,21 @@ class T5Bucket(Question):
     )
     title = N_("T5's relative position buckets")
     hints = (
-        "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
-        "add num_buckets // 2 to their bucket. Causal: only keys before the query count; a key "
-        "after it has distance 0.",
-        "Within a direction with n buckets: distances below n // 2 are their own bucket. A farther "
-        "distance r gets n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * (n - n//2)).",
-        "Cap that at n - 1 (everything past max_distance shares the last bucket), use torch.where "
-        "to pick exact or log bucket, and return .long() ids. Compute the log in float32, as T5.",
+        N_(
+            "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
+            "add num_buckets // 2 to their bucket. Causal: only keys before the query count; a key "
+            "after it has distance 0."
+        ),
+        N_(
+            "Within a direction with n buckets: distances below n // 2 are their own bucket. A "
+            "farther distance r gets n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * "
+            "(n - n//2))."
+        ),
+        N_(
+            "Cap that at n - 1 (everything past max_distance shares the last bucket), use "
+            "torch.where to pick exact or log bucket, and return .long() ids. Compute the log in "
+            "float32, as T5."
+        ),
     )
 
     def cases(self, seed=0):
@@ -83,8 +92,8 @@ class T5Bucket(Question):
         for bidirectional, n, max_distance in settings:
             reach = 3 * max_distance
             rel = torch.arange(-reach, reach + 1)  # (2 reach + 1,) offsets j - i
-            kind = "bidirectional" if bidirectional else "causal"
-            cases.append(Case((rel, bidirectional, n, max_distance), f"offsets -{reach}..{reach}, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
+            kind = _("bidirectional") if bidirectional else _("causal")
+            cases.append(Case((rel, bidirectional, n, max_distance), tr("offsets -{reach}..{reach}, {kind}, num_buckets = {n}, max_distance = {max_distance}", reach=reach, kind=kind, n=n, max_distance=max_distance)))  # fmt: skip
         # "a LongTensor of the same shape": every draw also passes the (T, T) offsets of a score
         # matrix, as T5's attention does, with T past max_distance
         if seed == 0:
@@ -95,9 +104,9 @@ class T5Bucket(Question):
             exact = (n // 2 if bidirectional else n) // 2
             max_distance = exact + draws.randint(2 * exact, 6 * exact, generator)
             size = max_distance + draws.randint(5, 30, generator)
-        kind = "bidirectional" if bidirectional else "causal"
+        kind = _("bidirectional") if bidirectional else _("causal")
         rel = offset_matrix(size)  # (T, T): j - i
-        cases.append(Case((rel, bidirectional, n, max_distance), f"the offsets j - i of a ({size}, {size}) score matrix, {kind}, num_buckets = {n}, max_distance = {max_distance}"))  # fmt: skip
+        cases.append(Case((rel, bidirectional, n, max_distance), tr("the offsets j - i of a ({size}, {size}) score matrix, {kind}, num_buckets = {n}, max_distance = {max_distance}", size=size, kind=kind, n=n, max_distance=max_distance)))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
@@ -113,16 +122,40 @@ class T5Bucket(Question):
         if bool(((got == want) | (got == in_float64)).all()):  # float32 or float64 logs both pass
             return None
         variant = {
-            "flip": N_("the offset is key - query (j - i) and you used query - key: keys after the query are the future."),
-            "swapped": f"this case is {'bidirectional' if bidirectional else 'causal'} and your buckets are those of a {'causal' if bidirectional else 'bidirectional'} model: check how you use `bidirectional`.",
-            "zero_up": N_("offset 0 (the query's own key) belongs to the lower half, bucket 0: only offsets > 0 move to the upper half."),
-            "halve": N_("with bidirectional=True each direction has num_buckets // 2 buckets (its exact range is num_buckets // 4)."),
-            "upper": N_("keys after the query add num_buckets // 2 to their bucket, not num_buckets."),
-            "cap": N_("distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1."),
+            "flip": N_(
+                "the offset is key - query (j - i) and you used query - key: keys after the query are the future."
+            ),
+            "swapped": (
+                N_(
+                    "this case is bidirectional and your buckets are those of a causal model: check how you use `bidirectional`."
+                )
+                if bidirectional
+                else N_(
+                    "this case is causal and your buckets are those of a bidirectional model: check how you use `bidirectional`."
+                )
+            ),
+            "zero_up": N_(
+                "offset 0 (the query's own key) belongs to the lower half, bucket 0: only offsets > 0 move to the upper half."
+            ),
+            "halve": N_(
+                "with bidirectional=True each direction has num_buckets // 2 buckets (its exact range is num_buckets // 4)."
+            ),
+            "upper": N_(
+                "keys after the query add num_buckets // 2 to their bucket, not num_buckets."
+            ),
+            "cap": N_(
+                "distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1."
+            ),
             "round": N_("T5 truncates the log bucket (int(), .long(), floor); you rounded it."),
-            "denominator": N_("divide log(r / exact) by log(max_distance / exact), not by log(max_distance)."),
-            "times_exact": N_("multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd."),
-            "causal_abs": N_("causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0)."),
+            "denominator": N_(
+                "divide log(r / exact) by log(max_distance / exact), not by log(max_distance)."
+            ),
+            "times_exact": N_(
+                "multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd."
+            ),
+            "causal_abs": N_(
+                "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0)."
+            ),
         }
         candidates = [
             ("flip", {"flip": True}), ("swapped", {}), ("zero_up", {"zero_up": True}),
@@ -140,13 +173,23 @@ class T5Bucket(Question):
             else:
                 wrong = _buckets(rel, bidirectional, n, max_distance, **change)
             if torch.equal(got, wrong):
-                return "Close, but " + variant[key]
+                return _(CLOSE_BUT) + _(variant[key])
         if int(got.min()) < 0 or int(got.max()) >= n:
-            return f"Bucket ids must lie in 0..num_buckets - 1 = 0..{n - 1}; yours run from {int(got.min())} to {int(got.max())}."
+            return tr(
+                "Bucket ids must lie in 0..num_buckets - 1 = 0..{top}; yours run from {low} to {high}.",
+                top=n - 1,
+                low=int(got.min()),
+                high=int(got.max()),
+            )
         wrong_at = rel[got != want]
         if bool((wrong_at.abs() < (n // 2 if bidirectional else n) // 2).any()):
-            return _("Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket.")
-        return f"Your near buckets are right, but the log buckets differ, first at offset {int(wrong_at[wrong_at.abs().argmin()])}: check the formula exact + log(r / exact) / log(max_distance / exact) * (n - exact)."
+            return _(
+                "Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket."
+            )
+        return tr(
+            "Your near buckets are right, but the log buckets differ, first at offset {offset}: check the formula exact + log(r / exact) / log(max_distance / exact) * (n - exact).",
+            offset=int(wrong_at[wrong_at.abs().argmin()]),
+        )
 
 
 # -- q4: T5's bias with a cache ----------------------------------------------------------------------
@@ -176,11 +219,15 @@ class RelativeBias(Question):
     returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
     title = N_("T5's bias matrix from a table, with a cache")
     hints = (
-        "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
-        "positions); key column j at position j. The offset is j - i.",
-        "bucket_fn(offsets) turns a (q_len, k_len) tensor of offsets into bucket ids of the same "
-        "shape; table[ids] is then (q_len, k_len, H).",
-        "Move the head axis first: .permute(2, 0, 1) gives (H, q_len, k_len).",
+        N_(
+            "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
+            "positions); key column j at position j. The offset is j - i."
+        ),
+        N_(
+            "bucket_fn(offsets) turns a (q_len, k_len) tensor of offsets into bucket ids of the "
+            "same shape; table[ids] is then (q_len, k_len, H)."
+        ),
+        N_("Move the head axis first: .permute(2, 0, 1) gives (H, q_len, k_len)."),
     )
 
     def cases(self, seed=0):
@@ -203,8 +250,8 @@ class RelativeBias(Question):
         for heads, q_len, k_len, bidirectional, n, max_distance in settings:
             table = torch.randn(n, heads, generator=generator)
             fn = _bucket_fn(bidirectional, n, max_distance)
-            kind = "bidirectional" if bidirectional else "causal"
-            cases.append(Case((table, fn, q_len, k_len), f"table ({n}, {heads}), bucket_fn {kind} with max_distance {max_distance}, q_len = {q_len}, k_len = {k_len}"))  # fmt: skip
+            kind = _("bidirectional") if bidirectional else _("causal")
+            cases.append(Case((table, fn, q_len, k_len), tr("table ({n}, {heads}), bucket_fn {kind} with max_distance {max_distance}, q_len = {q_len}, k_len = {k_len}", n=n, heads=heads, kind=kind, max_distance=max_distance, q_len=q_len, k_len=k_len)))  # fmt: skip
         return cases
 
     def diagnose(self, case, value):
@@ -214,19 +261,27 @@ class RelativeBias(Question):
         if isinstance(value, TooMany):
             return _("Return one tensor; your function returned an endless iterator.")
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (q_len, k_len, heads):
-            return f"Your bias has shape (q_len, k_len, H) = {tuple(value.shape)}: put the heads first, (H, q_len, k_len), with .permute(2, 0, 1)."
+            return tr(
+                "Your bias has shape (q_len, k_len, H) = {shape}: put the heads first, (H, q_len, k_len), with .permute(2, 0, 1).",
+                shape=tuple(value.shape),
+            )
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (heads, k_len, q_len) != (
             heads,
             q_len,
             k_len,
         ):
-            return f"Your bias has shape (H, k_len, q_len) = {tuple(value.shape)}: rows are queries, columns keys, (H, q_len, k_len)."
+            return tr(
+                "Your bias has shape (H, k_len, q_len) = {shape}: rows are queries, columns keys, (H, q_len, k_len).",
+                shape=tuple(value.shape),
+            )
         got, problem = as_tensor(value, N_("The bias"), (heads, q_len, k_len))
         if problem:
             return problem
         if close(got, _bias(table, bucket_fn, q_len, k_len)):
             return None
-        own_buckets = "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
+        own_buckets = N_(
+            "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
+        )
         mistakes = [
             (_bias(table, bucket_fn, q_len, k_len, cached=False), N_("your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r.")),
             (_bias(table, bucket_fn, q_len, k_len, sign=-1), N_("you looked up i - j; the offset is key minus query, j - i.")),
@@ -240,4 +295,6 @@ class RelativeBias(Question):
             return named
         if q_len == k_len and close(got, _bias(table, bucket_fn, q_len, k_len).transpose(-2, -1)):
             return _("Your matrix is transposed: rows are queries, columns keys.")
-        return _("Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first.")
+        return _(
+            "Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first."
+        )

@@ -16,6 +16,7 @@ from posenc_lib.checks.answers import FLOAT, TENSOR, as_number, as_tensor, close
 from posenc_lib.checks.ch05.setting import NOTEBOOK, _loose_slopes, _shown
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.i18n import N_, _, tr
 
 # -- q3: a head's window ----------------------------------------------------------------------------
 
@@ -23,12 +24,16 @@ from posenc_lib.checks.question import Case, Question
 class Window(Question):
     name, function, points, notebook = "q3", "effective_window", 2, NOTEBOOK
     returns, references = TENSOR, ("posenc_lib.analysis.ch05_alibi.effective_window",)
-    title = "How far back does each head look?"
+    title = N_("How far back does each head look?")
     hints = (
-        "With equal content, the weight of the key at distance d is proportional to "
-        "exp(-m * d): softmax exponentiates the bias.",
-        "Solve exp(-m * d) = 1 / factor for d, with the natural logarithm: math.log(factor) "
-        "(factor is a plain Python number, which torch.log does not take).",
+        N_(
+            "With equal content, the weight of the key at distance d is proportional to "
+            "exp(-m * d): softmax exponentiates the bias."
+        ),
+        N_(
+            "Solve exp(-m * d) = 1 / factor for d, with the natural logarithm: math.log(factor) "
+            "(factor is a plain Python number, which torch.log does not take)."
+        ),
     )
 
     def cases(self, seed=0):
@@ -58,33 +63,40 @@ class Window(Question):
 
     def diagnose(self, case, value):
         slopes, factor = case.args
-        got, problem = as_tensor(value, "The windows")
+        got, problem = as_tensor(value, N_("The windows"))
         if problem:
             return problem
         if got.dim() != 1:
-            return f"The windows should be one flat tensor of shape (H,), one per head, but yours has shape {tuple(got.shape)}."
+            return tr(
+                "The windows should be one flat tensor of shape (H,), one per head, but yours has shape {shape}.",
+                shape=tuple(got.shape),
+            )
         if got.numel() != slopes.numel():
-            return f"Return one window per head: {slopes.numel()} numbers, but you returned {got.numel()}."
+            return tr(
+                "Return one window per head: {want} numbers, but you returned {count}.",
+                want=slopes.numel(),
+                count=got.numel(),
+            )
         m = slopes.double()
         want = library_window(m, factor)
         if close(got, want, rtol=1e-5, atol=0):
             return None
         mistakes = [
-            (math.log10(factor) / m, "you used log base 10. Softmax weights are e^logit, so use the natural log, ln(factor) / m."),
-            (math.log2(factor) / m, "you used log base 2. Softmax weights are e^logit, so use the natural log, ln(factor) / m."),
-            (factor / m, "the weight does not fall in proportion to the distance but exponentially, as exp(-m d): solve exp(-m d) = 1 / factor."),
-            (math.log(factor) * m, "multiply and divide are swapped: the steeper the slope, the shorter the window, so divide by m."),
-            (1 / m, "1 / m is where the weight has fallen by a factor e; the question asks where it has fallen by `factor`."),
-            (-want, "a distance is positive: exp(-m d) = 1 / factor gives d = +ln(factor) / m."),
-            (want.ceil(), "you rounded up to whole tokens; return the exact distance ln(factor) / m."),
-            (want.floor(), "you rounded down to whole tokens; return the exact distance ln(factor) / m."),
-            (library_window(library_slopes(m.numel(), dtype=torch.float64), factor), "you computed your own slopes for this many heads; use the `slopes` you are given (a model may have been trained with others)."),
-            (math.log(10.0) / m, "you used factor 10, the lecture's, whatever the argument; use the `factor` passed in."),
+            (math.log10(factor) / m, N_("you used log base 10. Softmax weights are e^logit, so use the natural log, ln(factor) / m.")),
+            (math.log2(factor) / m, N_("you used log base 2. Softmax weights are e^logit, so use the natural log, ln(factor) / m.")),
+            (factor / m, N_("the weight does not fall in proportion to the distance but exponentially, as exp(-m d): solve exp(-m d) = 1 / factor.")),
+            (math.log(factor) * m, N_("multiply and divide are swapped: the steeper the slope, the shorter the window, so divide by m.")),
+            (1 / m, N_("1 / m is where the weight has fallen by a factor e; the question asks where it has fallen by `factor`.")),
+            (-want, N_("a distance is positive: exp(-m d) = 1 / factor gives d = +ln(factor) / m.")),
+            (want.ceil(), N_("you rounded up to whole tokens; return the exact distance ln(factor) / m.")),
+            (want.floor(), N_("you rounded down to whole tokens; return the exact distance ln(factor) / m.")),
+            (library_window(library_slopes(m.numel(), dtype=torch.float64), factor), N_("you computed your own slopes for this many heads; use the `slopes` you are given (a model may have been trained with others).")),
+            (math.log(10.0) / m, N_("you used factor 10, the lecture's, whatever the argument; use the `factor` passed in.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong, rtol=1e-5, atol=0))
         if named:
             return named
-        return "Your windows are not the distances d at which exp(-m d) equals 1 / factor."
+        return _("Your windows are not the distances d at which exp(-m d) equals 1 / factor.")
 
 
 # -- q4: attention beyond a distance ------------------------------------------------------------------
@@ -120,13 +132,17 @@ def _near_window(slope: float, generator: torch.Generator) -> int:
 class FarAttention(Question):
     name, function, points, notebook = "q4", "far_attention", 2, NOTEBOOK
     returns, references = FLOAT, ("posenc_lib.analysis.ch05_alibi.far_mass",)
-    title = "How much attention reaches past a distance?"
+    title = N_("How much attention reaches past a distance?")
     hints = (
-        "The last query is at position n_keys - 1; the key at position j is at distance "
-        "d = n_keys - 1 - j, so the distances run from 0 to n_keys - 1.",
-        "With equal content the weights are a softmax of the bias: exp(-m d) divided by the sum "
-        "of exp(-m d') over all n_keys distances.",
-        "Add up the weights of the keys with d > distance (not d >= distance).",
+        N_(
+            "The last query is at position n_keys - 1; the key at position j is at distance "
+            "d = n_keys - 1 - j, so the distances run from 0 to n_keys - 1."
+        ),
+        N_(
+            "With equal content the weights are a softmax of the bias: exp(-m d) divided by the sum "
+            "of exp(-m d') over all n_keys distances."
+        ),
+        N_("Add up the weights of the keys with d > distance (not d >= distance)."),
     )
 
     def cases(self, seed=0):
@@ -155,8 +171,10 @@ class FarAttention(Question):
         m, n, far = case.args
         count = value.numel() if isinstance(value, torch.Tensor) else np.size(value)
         if isinstance(value, (torch.Tensor, np.ndarray)) and count != 1:
-            return "The share should be one number: add up the weights of the keys further back than `distance` and return the sum as a float."
-        got, problem = as_number(value, "The share")
+            return _(
+                "The share should be one number: add up the weights of the keys further back than `distance` and return the sum as a float."
+            )
+        got, problem = as_number(value, N_("The share"))
         if problem:
             return problem
         want = float(far_mass(m, n, far)[0])
@@ -167,18 +185,18 @@ class FarAttention(Question):
         if near(got, want):
             return None
         if near(got, 100 * want):
-            return "You returned a percentage; return the share as a number between 0 and 1."
+            return _("You returned a percentage; return the share as a number between 0 and 1.")
         mistakes = [
-            ("at least", "keys at exactly `distance` are not further than it: add up the keys with d > distance."),
-            ("not normalised", "the weights are a softmax: divide by the sum of exp(-m d) over all n_keys keys."),
-            ("flipped", "the bias is -m d: far keys are penalised, not rewarded."),
-            ("uniform", "you left out the bias: with equal content, ALiBi's weights fall as exp(-m d)."),
-            ("near", "that is the share within `distance` (d <= distance); the question asks for the share beyond it."),
-            ("infinite", "that is the tail of an endless row of keys; there are only n_keys, at distances 0 to n_keys - 1."),
-            ("n + 1 keys", "there are n_keys keys, at distances 0 to n_keys - 1; you have one too many."),
-            ("n - 1 keys", "there are n_keys keys, at distances 0 to n_keys - 1 (the query's own key included); you have one too few."),
-            ("base 2", "softmax uses e, not 2: the weights are exp(-m d)."),
-            ("base 10", "softmax uses e, not 10: the weights are exp(-m d)."),
+            ("at least", N_("keys at exactly `distance` are not further than it: add up the keys with d > distance.")),
+            ("not normalised", N_("the weights are a softmax: divide by the sum of exp(-m d) over all n_keys keys.")),
+            ("flipped", N_("the bias is -m d: far keys are penalised, not rewarded.")),
+            ("uniform", N_("you left out the bias: with equal content, ALiBi's weights fall as exp(-m d).")),
+            ("near", N_("that is the share within `distance` (d <= distance); the question asks for the share beyond it.")),
+            ("infinite", N_("that is the tail of an endless row of keys; there are only n_keys, at distances 0 to n_keys - 1.")),
+            ("n + 1 keys", N_("there are n_keys keys, at distances 0 to n_keys - 1; you have one too many.")),
+            ("n - 1 keys", N_("there are n_keys keys, at distances 0 to n_keys - 1 (the query's own key included); you have one too few.")),
+            ("base 2", N_("softmax uses e, not 2: the weights are exp(-m d).")),
+            ("base 10", N_("softmax uses e, not 10: the weights are exp(-m d).")),
         ]  # fmt: skip
         named = named_mistake(
             ((_beyond(m, n, far, form), sentence) for form, sentence in mistakes),
@@ -187,5 +205,7 @@ class FarAttention(Question):
         if named:
             return named
         if got < 0 or got > 1:
-            return "A share of the attention lies between 0 and 1."
-        return "Your share differs from the weight the last query puts on keys further back than `distance`."
+            return _("A share of the attention lies between 0 and 1.")
+        return _(
+            "Your share differs from the weight the last query puts on keys further back than `distance`."
+        )

@@ -71,7 +71,9 @@ def _config(hidden, heads, theta, max_pos, rope, *, head_dim=None, old_key=False
 def _describe(config: dict, seq_len: int) -> str:
     head_dim, base, rope_type, rope = _read(config)
     key = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
-    dims = f"head_dim = {config['head_dim']}, " if "head_dim" in config else ""
+    dims = (
+        tr("head_dim = {head_dim}, ", head_dim=config["head_dim"]) if "head_dim" in config else ""
+    )
     return tr(
         "hidden_size = {hidden}, {heads} heads, {dims}rope_theta = {base:g}, "
         "max_position_embeddings = {max_pos}, {key} of type {rope_type!r}, seq_len = {seq_len}",
