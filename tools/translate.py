@@ -290,9 +290,12 @@ class Message:
 
 
 def _home(where: str) -> str:
-    """The catalog a message belongs to: its chapter's (chNN.po), else common.po."""
+    """The catalog a message belongs to: its chapter's (chNN.po), the core's (core.po), the
+    tools' (tools.po), else common.po."""
     if where.startswith("tools/"):
         return "tools"
+    if re.fullmatch(r"posenc_lib/[^/]+\.py:\d+", where):
+        return "core"  # the math core's messages (its input checks, bound)
     match = re.search(r"(?:/ch|^notebooks/|^solutions/)(\d\d)", where)
     return f"ch{match[1]}" if match else "common"
 

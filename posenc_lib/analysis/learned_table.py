@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import _, tr
 
 PAD = 64  # zero-padding factor of the FFT: a frequency grid 64 times finer than 1 / T
 MIN_QUADRATURE = 0.9  # component_pairs: how circular two components must turn to count as a pair
@@ -53,26 +54,42 @@ def _table(name: str, table, min_rows: int = 2, nonzero_rows: bool = True) -> to
     """``table`` as a finite float64 (T, D) tensor with T >= min_rows, or a ValueError."""
     validate.float_tensor(name, table, min_rank=2, max_rank=2, shape_hint="(T, D)")
     if table.is_complex():
-        raise ValueError(f"{name} must hold real numbers, got dtype {table.dtype}.")
+        raise ValueError(
+            tr("{name} must hold real numbers, got dtype {dtype}.", name=name, dtype=table.dtype)
+        )
     if table.shape[0] < min_rows or table.shape[1] == 0:
         raise ValueError(
-            f"{name} needs at least {min_rows} rows (positions) and one column, got shape "
-            f"{tuple(table.shape)}."
+            tr(
+                "{name} needs at least {min_rows} rows (positions) and one column, got shape "
+                "{shape}.",
+                name=name,
+                min_rows=min_rows,
+                shape=tuple(table.shape),
+            )
         )
     if table.shape[0] > MAX_ROWS:
         raise ValueError(
-            f"{name} has {table.shape[0]} rows; these measurements build a (T, T) matrix and take "
-            f"at most {MAX_ROWS} rows."
+            tr(
+                "{name} has {rows} rows; these measurements build a (T, T) matrix and take "
+                "at most {max_rows} rows.",
+                name=name,
+                rows=table.shape[0],
+                max_rows=MAX_ROWS,
+            )
         )
     table = table.detach().to("cpu", torch.float64)
     if not bool(torch.isfinite(table).all()):
-        raise ValueError(f"{name} contains NaN or infinite values.")
+        raise ValueError(tr("{name} contains NaN or infinite values.", name=name))
     if nonzero_rows:
         zero = (table.norm(dim=-1) == 0).nonzero()
         if zero.numel():
             raise ValueError(
-                f"row {int(zero[0])} of {name} is all zeros: the cosine of a zero vector with "
-                "anything is undefined (0 / 0). Leave such rows out first."
+                tr(
+                    "row {row} of {name} is all zeros: the cosine of a zero vector with "
+                    "anything is undefined (0 / 0). Leave such rows out first.",
+                    row=int(zero[0]),
+                    name=name,
+                )
             )
     return table
 
@@ -88,8 +105,13 @@ def _offset(k, n_rows: int) -> int:
     k = validate.whole_int("offset k", k)
     if not 0 <= k < n_rows:
         raise ValueError(
-            f"offset k must be 0..{n_rows - 1} for a table of {n_rows} positions (a pair t, t + k "
-            f"must fit in it), got {k}."
+            tr(
+                "offset k must be 0..{last} for a table of {n_rows} positions (a pair t, t + k "
+                "must fit in it), got {k}.",
+                last=n_rows - 1,
+                n_rows=n_rows,
+                k=k,
+            )
         )
     return k
 
@@ -120,7 +142,12 @@ def first_offset_below(table, threshold=0.5) -> int:
     """
     threshold = validate.real_number("threshold", threshold)
     if not -1.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold is a cosine, so it must be in [-1, 1]; got {threshold}.")
+        raise ValueError(
+            tr(
+                "threshold is a cosine, so it must be in [-1, 1]; got {threshold}.",
+                threshold=threshold,
+            )
+        )
     curve = cosine_by_offset(table)  # (T,)
     below = (curve[1:] < threshold).nonzero()  # offsets k - 1 where the mean is below
     return int(below[0]) + 1 if below.numel() else int(curve.shape[0])
@@ -153,14 +180,19 @@ def principal_components(table, n_components=None) -> PCA:
     n = n_max if n_components is None else validate.positive_int("n_components", n_components)
     if n > n_max:
         raise ValueError(
-            f"n_components must be at most min(T, D) = {n_max} for a table of shape "
-            f"{tuple(table.shape)}, got {n}."
+            tr(
+                "n_components must be at most min(T, D) = {n_max} for a table of shape "
+                "{shape}, got {n}.",
+                n_max=n_max,
+                shape=tuple(table.shape),
+                n=n,
+            )
         )
     mean = table.mean(0)  # (D,)
     u, s, vh = torch.linalg.svd(table - mean, full_matrices=False)  # (T, r), (r,), (r, D)
     total = float(s.pow(2).sum())
     if total == 0:
-        raise ValueError("every row of the table is the same: there is no variance to analyse.")
+        raise ValueError(_("every row of the table is the same: there is no variance to analyse."))
     scores = u[:, :n] * s[:n]  # (T, n)
     flip = scores.gather(0, scores.abs().argmax(0, keepdim=True)).sign()  # (1, n)
     flip[flip == 0] = 1.0
@@ -182,8 +214,12 @@ def without_components(table, pca: PCA, components) -> torch.Tensor:
     columns = [validate.positive_int("component", c, maximum=n) - 1 for c in components]
     if pca.scores.shape[0] != table.shape[0] or pca.directions.shape[1] != table.shape[1]:
         raise ValueError(
-            f"pca is of a {pca.scores.shape[0]} x {pca.directions.shape[1]} table, not of this "
-            f"{tuple(table.shape)} one."
+            tr(
+                "pca is of a {rows} x {columns} table, not of this {shape} one.",
+                rows=pca.scores.shape[0],
+                columns=pca.directions.shape[1],
+                shape=tuple(table.shape),
+            )
         )
     return table - pca.scores[:, columns] @ pca.directions[columns]  # (T, D)
 
@@ -212,12 +248,18 @@ def _signal(name: str, values, min_length: int = 4) -> torch.Tensor:
     validate.float_tensor(name, values, min_rank=1, max_rank=1, shape_hint="(T,)")
     if values.is_complex() or values.numel() < min_length:
         raise ValueError(
-            f"{name} must be a real (T,) signal with at least {min_length} positions, got shape "
-            f"{tuple(values.shape)} and dtype {values.dtype}."
+            tr(
+                "{name} must be a real (T,) signal with at least {min_length} positions, got "
+                "shape {shape} and dtype {dtype}.",
+                name=name,
+                min_length=min_length,
+                shape=tuple(values.shape),
+                dtype=values.dtype,
+            )
         )
     values = values.detach().to("cpu", torch.float64)
     if not bool(torch.isfinite(values).all()):
-        raise ValueError(f"{name} contains NaN or infinite values.")
+        raise ValueError(tr("{name} contains NaN or infinite values.", name=name))
     return values - values.mean()
 
 
@@ -239,8 +281,8 @@ def dominant_period(signal) -> float:
     """
     values = _signal("signal", signal)
     if float(values.abs().max()) == 0:
-        raise ValueError("the signal is constant: it has no period.")
-    frequency, _, _ = _peak(values.to(torch.complex128))
+        raise ValueError(_("the signal is constant: it has no period."))
+    frequency, _power, _mirror = _peak(values.to(torch.complex128))
     return 1.0 / abs(frequency)
 
 
@@ -253,9 +295,11 @@ def pair_rotation(a, b) -> tuple[float, float]:
     """
     a, b = _signal("a", a), _signal("b", b)
     if a.shape != b.shape:
-        raise ValueError(f"a and b must have the same length, got {a.shape[0]} and {b.shape[0]}.")
+        raise ValueError(
+            tr("a and b must have the same length, got {a} and {b}.", a=a.shape[0], b=b.shape[0])
+        )
     if float(a.abs().max()) == 0 or float(b.abs().max()) == 0:
-        raise ValueError("a component is constant: a constant does not turn.")
+        raise ValueError(_("a component is constant: a constant does not turn."))
     frequency, power, mirror = _peak(torch.complex(a, b))
     return 1.0 / abs(frequency), (power - mirror) / (power + mirror)
 
@@ -284,7 +328,10 @@ def component_pairs(
     """
     if not isinstance(pca, PCA):
         raise ValueError(
-            f"component_pairs takes the result of principal_components, got {validate.show(pca)}."
+            tr(
+                "component_pairs takes the result of principal_components, got {value}.",
+                value=validate.show(pca),
+            )
         )
     min_quadrature = validate.real_number("min_quadrature", min_quadrature)
     if not 0.0 < min_quadrature <= 1.0:

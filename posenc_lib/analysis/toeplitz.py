@@ -16,6 +16,7 @@ import math
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import tr
 
 
 def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
@@ -63,7 +64,9 @@ def diagonal_spread(matrix) -> float:
     """
     validate.float_tensor("matrix", matrix, min_rank=2, shape_hint="(..., T_q, T_k)")
     if matrix.numel() == 0:
-        raise ValueError(f"matrix needs at least one entry, got shape {tuple(matrix.shape)}.")
+        raise ValueError(
+            tr("matrix needs at least one entry, got shape {shape}.", shape=tuple(matrix.shape))
+        )
     return worst_spread(spread_by_offset(matrix))
 
 

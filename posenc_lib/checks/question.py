@@ -282,9 +282,8 @@ class Question:
                 total=len(hints),
                 hint=hints[index],
             )
-        show(
-            {"text/plain": f"{self.name}: {text}", "text/html": escape_html(f"{self.name}: {text}")}
-        )
+        line = tr("{name}: {hint}", name=self.name, hint=text)
+        show({"text/plain": line, "text/html": escape_html(line)})
 
     def solution(self) -> None:
         """Show the worked solution, read from the solutions notebook near the working folder."""

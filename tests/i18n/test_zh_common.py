@@ -31,7 +31,11 @@ PROMPT = N_("How many sides has a triangle?")
 SECTION = N_("section 1 of this chapter")
 UNIT = N_("sides")
 CHOICE_TEXTS = (N_("Two sides"), N_("Three sides"), N_("Four sides"))
-WHYS = (N_("Two sides do not close a shape."), N_("Three: tri means three."), N_("That is a square."))
+WHYS = (
+    N_("Two sides do not close a shape."),
+    N_("Three: tri means three."),
+    N_("That is a square."),
+)
 NUMERIC_WHY = N_("A triangle has three sides.")
 MISTAKE_WHY = N_("You counted the corners twice.")
 OUTPUT = N_("The output")
@@ -141,7 +145,7 @@ def test_a_verdict_and_a_hint_speak_chinese(capsys):
     assert "还不对" in text and "（0/2 分）" in text and "返回了 None" in text
     assert "很接近了，但你漏掉了因子 2。" in verdicts[2].message  # the lead and the named mistake
     assert "（输入：x = [0, 1, 2]。）" in verdicts[2].message  # the input, described in code
-    assert hint == "q1: 提示 2/2：返回 x * 2。\n"
+    assert hint == "q1：提示 2/2：返回 x * 2。\n"
     assert title == "把张量翻倍"
     # The same verdicts in English, from the same (already imported) question.
     with in_language("en"):
