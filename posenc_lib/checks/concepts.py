@@ -118,12 +118,10 @@ def shown(text: str) -> str:
 
 
 def _shorten(text: str, width: int = 90) -> str:
-    """``text`` in at most ``width`` characters; Chinese, which has no spaces to cut at, by
-    characters."""
-    short = textwrap.shorten(text, width, placeholder=" ...")
-    if len(text) > width and len(short) < width // 2:  # one long word: no space to cut at
-        short = text[: width - 1] + "…"
-    return short
+    """A translated prompt in at most ``width`` characters, cut at a character (Chinese has no
+    spaces to cut at)."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class _Unset:

@@ -189,7 +189,9 @@ def to_markdown(report: ClassReport) -> str:
             lines.append("")
     lines += ["## " + _("Not graded"), ""]
     lines += [
-        f"- {name}: {status_word(status)}: {reason}" for name, status, reason in report.not_graded
+        "- "
+        + tr("{name}: {status}: {reason}", name=name, status=status_word(status), reason=reason)
+        for name, status, reason in report.not_graded
     ] or ["- " + _("none")]
     if report.tampered:
         lines += ["", "## " + _("Graded, but the notebook replaced checking code"), ""]

