@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, _, tr
 
 
 def _sizes(n_positions, d_model, dtype, device, names=("n_positions", "d_model")):
@@ -21,7 +22,7 @@ def _sizes(n_positions, d_model, dtype, device, names=("n_positions", "d_model")
     n = validate.positive_int(names[0], n_positions)
     d = validate.positive_int(names[1], d_model)
     validate.table_dtype(dtype, device)
-    validate.table_size(f"a ({n}, {d}) position table", n, d)
+    validate.table_size(N_("a ({n}, {d}) position table"), n, d, n=n, d=d)
     return n, d
 
 
@@ -38,8 +39,16 @@ def integer_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) 
     n, d = _sizes(n_positions, d_model, dtype, device)
     # A float holds whole numbers exactly up to 2 / eps: 2**24 in float32, 2048 in float16.
     if n - 1 > 2 / torch.finfo(dtype).eps:
-        wider = "torch.float64" if dtype == torch.float32 else "torch.float32 or torch.float64"
-        raise ValueError(f"{dtype} cannot hold every position up to {n - 1} exactly; use {wider}.")
+        if dtype == torch.float32:
+            message = N_(
+                "{dtype} cannot hold every position up to {last} exactly; use torch.float64."
+            )
+        else:
+            message = N_(
+                "{dtype} cannot hold every position up to {last} exactly; "
+                "use torch.float32 or torch.float64."
+            )
+        raise ValueError(tr(message, dtype=dtype, last=n - 1))
     return _positions(n, device)[:, None].expand(n, d).to(dtype).contiguous()  # (T, D)
 
 
@@ -63,9 +72,15 @@ def binary_encoding(n_positions, d_model, *, dtype=torch.float32, device=None) -
     n, d = _sizes(n_positions, d_model, dtype, device)
     if (n - 1).bit_length() > d:  # the largest position needs more than d bits
         raise ValueError(
-            f"binary_encoding with d_model={d} has only 2**{d} = {2**d} distinct codes, but "
-            f"n_positions={n} positions were asked for; positions would share codes. "
-            f"Use d_model >= {(n - 1).bit_length()}."
+            tr(
+                "binary_encoding with d_model={d} has only 2**{d} = {codes} distinct codes, but "
+                "n_positions={n} positions were asked for; positions would share codes. "
+                "Use d_model >= {need}.",
+                d=d,
+                codes=2**d,
+                n=n,
+                need=(n - 1).bit_length(),
+            )
         )
     t = torch.arange(n, dtype=torch.int64, device=device)  # (T,)
     bits = torch.arange(min(d, 63), dtype=torch.int64, device=device)  # (min(D, 63),)
@@ -82,7 +97,7 @@ def sinusoidal_frequencies(d_model, base=10000.0, *, dtype=torch.float64, device
     progression from 2*pi to 10000 * 2*pi". With i < D/2 the longest is in fact
     2*pi * base ** ((D - 2) / D), just short of 2*pi * base. Returns (D/2,).
     """
-    d = validate.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
+    d = validate.even_int("d_model", d_model, N_("the encoding is built from (sin, cos) pairs."))
     b = validate.positive_float("base", base, minimum=1.0)
     validate.table_dtype(dtype, device)
     i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (D/2,)
@@ -116,9 +131,9 @@ def sinusoidal_shift_matrix(offset, d_model, base=10000.0, *, dtype=torch.float3
     For a table with rows PE[t], use ``PE[t] @ M_k.T``. ``offset`` may be negative or fractional.
     Returns (D, D).
     """
-    offset = validate.real_number("offset (a number of positions)", offset)
+    offset = validate.real_number(_("offset (a number of positions)"), offset)
     validate.table_dtype(dtype, device)
-    validate.table_size("the shift matrix", validate.positive_int("d_model", d_model), d_model)
+    validate.table_size(N_("the shift matrix"), validate.positive_int("d_model", d_model), d_model)
     omega = sinusoidal_frequencies(d_model, base, device=device)  # (D/2,)
     c, s = (offset * omega).cos(), (offset * omega).sin()  # (D/2,) each
     blocks = torch.stack((torch.stack((c, s), -1), torch.stack((-s, c), -1)), -2)  # (D/2, 2, 2)
@@ -138,10 +153,14 @@ def interpolate_table(table, n_rows) -> torch.Tensor:
     n = validate.positive_int("n_rows", n_rows)
     if n_old < 2 or n < 2:
         raise ValueError(
-            f"interpolation needs at least 2 rows on each side (the table has {n_old}, n_rows is {n}): "
-            "the first and last rows fix the ends."
+            tr(
+                "interpolation needs at least 2 rows on each side (the table has {n_old}, n_rows is "
+                "{n}): the first and last rows fix the ends.",
+                n_old=n_old,
+                n=n,
+            )
         )
-    validate.table_size("the interpolated table", n, table.shape[1])
+    validate.table_size(N_("the interpolated table"), n, table.shape[1])
     where = torch.linspace(0, n_old - 1, n, dtype=torch.float64, device=table.device)  # (n,)
     low = where.floor().long().clamp(max=n_old - 2)  # (n,)
     frac = (where - low).to(table.dtype)[:, None]  # (n, 1), 1 exactly at the last row
@@ -168,28 +187,42 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, positions) -> torch.Tensor:
         if not isinstance(positions, torch.Tensor):
-            label = "positions (a sequence length, or a tensor of positions)"
+            label = _("positions (a sequence length, or a tensor of positions)")
             n = validate.positive_int(label, positions)
             if n > self.max_len:  # before arange: a huge n never allocates
-                first_missing = f"a sequence of {n} tokens needs positions 0..{n - 1}, and position"
-                raise self._past_the_end(f"{first_missing} {self.max_len}")
+                raise self._past_the_end(
+                    N_(
+                        "a sequence of {n} tokens needs positions 0..{last}, and position {max_len}"
+                        " is past the end of this learned table, which has max_len={max_len} rows "
+                        "(positions 0..{top}). A learned table only has rows for the positions it "
+                        "was built and trained for, so it cannot extrapolate to longer sequences: "
+                        "there is no row to look up. Build a longer table (and train it), or use an "
+                        "encoding defined at every position (sinusoidal, ALiBi, RoPE)."
+                    ),
+                    n=n,
+                    last=n - 1,
+                )
             positions = torch.arange(n, device=self.weight.device)  # (T,)
         validate.integer_tensor("positions", positions)
         positions = positions.long()  # a uint8 tensor would index as a mask
         if positions.numel() and int(positions.min()) < 0:
-            raise ValueError(f"positions must be >= 0, got {int(positions.min())}.")
+            raise ValueError(tr("positions must be >= 0, got {value}.", value=int(positions.min())))
         if positions.numel() and int(positions.max()) >= self.max_len:
-            raise self._past_the_end(f"position {int(positions.max())}")
+            raise self._past_the_end(
+                N_(
+                    "position {position} is past the end of this learned table, which has "
+                    "max_len={max_len} rows (positions 0..{top}). A learned table only has rows for "
+                    "the positions it was built and trained for, so it cannot extrapolate to longer "
+                    "sequences: there is no row to look up. Build a longer table (and train it), or "
+                    "use an encoding defined at every position (sinusoidal, ALiBi, RoPE)."
+                ),
+                position=int(positions.max()),
+            )
         return self.weight[positions]  # (..., T, D)
 
-    def _past_the_end(self, what: str) -> ValueError:
-        return ValueError(
-            f"{what} is past the end of this learned table, which has max_len={self.max_len} rows "
-            f"(positions 0..{self.max_len - 1}). A learned table only has rows for the positions it "
-            "was built and trained for, so it cannot extrapolate to longer sequences: there is no "
-            "row to look up. Build a longer table (and train it), or use an encoding defined at "
-            "every position (sinusoidal, ALiBi, RoPE)."
-        )
+    def _past_the_end(self, message: str, **fields) -> ValueError:
+        """``message`` (marked N_) translated, with this table's max_len and last position (top)."""
+        return ValueError(tr(message, max_len=self.max_len, top=self.max_len - 1, **fields))
 
     def extra_repr(self) -> str:
         return f"max_len={self.max_len}, d_model={self.d_model}"

@@ -14,11 +14,12 @@ import math
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, tr
 
 
 def _validated_heads(num_heads) -> int:
     return validate.positive_int(
-        "num_heads", num_heads, "ALiBi needs at least one head.", maximum=2**16
+        "num_heads", num_heads, N_("ALiBi needs at least one head."), maximum=2**16
     )
 
 
@@ -60,12 +61,18 @@ def alibi_bias(num_heads, q_len, k_len=None, causal=True, *, dtype=torch.float32
     k = q if k_len is None else validate.positive_int("k_len", k_len)
     if k < q:
         raise ValueError(
-            f"k_len={k} is shorter than q_len={q}; the queries are the last q_len of the k_len "
-            "positions, so k_len must be at least q_len."
+            tr(
+                "k_len={k} is shorter than q_len={q}; the queries are the last q_len of the k_len "
+                "positions, so k_len must be at least q_len.",
+                k=k,
+                q=q,
+            )
         )
     validate.boolean("causal", causal)
     heads = _validated_heads(num_heads)
-    validate.table_size(f"an ALiBi bias of shape ({heads}, {q}, {k})", heads, q, k)
+    validate.table_size(
+        N_("an ALiBi bias of shape ({heads}, {q}, {k})"), heads, q, k, heads=heads, q=q, k=k
+    )
     slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
     query_pos = torch.arange(k - q, k, device=device)[:, None]  # (T_q, 1)
     key_pos = torch.arange(k, device=device)[None, :]  # (1, T_k)

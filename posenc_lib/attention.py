@@ -15,12 +15,13 @@ import math
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, _, tr
 
 
 def causal_mask(n_positions, *, device=None) -> torch.Tensor:
     """True where key j lies after query i (j > i): the entries a causal model must not see. (T, T)."""
     n = validate.positive_int("n_positions", n_positions)
-    validate.table_size("the causal mask", n, n)
+    validate.table_size(N_("the causal mask"), n, n)
     return torch.ones(n, n, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
@@ -35,9 +36,9 @@ def sliding_window_mask(n_positions, window, *, device=None) -> torch.Tensor:
     """
     n = validate.positive_int("n_positions", n_positions)
     w = validate.positive_int(
-        "window", window, "a query sees the last `window` tokens, itself included"
+        "window", window, N_("a query sees the last `window` tokens, itself included")
     )
-    validate.table_size("the sliding-window mask", n, n)
+    validate.table_size(N_("the sliding-window mask"), n, n)
     ones = torch.ones(n, n, dtype=torch.bool, device=device)
     return ones.triu(diagonal=1) | ones.tril(diagonal=-w)
 
@@ -48,33 +49,59 @@ def _validate_inputs(x, projections, bias, causal) -> None:
     n_pos, d_in = x.shape[-2], x.shape[-1]
     if n_pos == 0 or d_in == 0:
         raise ValueError(
-            f"x needs at least one position and one feature, got shape {tuple(x.shape)}."
+            tr(
+                "x needs at least one position and one feature, got shape {shape}.",
+                shape=tuple(x.shape),
+            )
         )
     for name, w in projections:
         validate.float_tensor(name, w, min_rank=2, max_rank=2, shape_hint=f"({d_in}, d)")
         if w.shape[0] != d_in or w.shape[1] == 0:
             raise ValueError(
-                f"{name} has shape {tuple(w.shape)}, but x has D={d_in} features per position; "
-                f"{name} must have {d_in} rows and at least one column."
+                tr(
+                    "{name} has shape {shape}, but x has D={d_in} features per position; "
+                    "{name} must have {d_in} rows and at least one column.",
+                    name=name,
+                    shape=tuple(w.shape),
+                    d_in=d_in,
+                )
             )
         if w.dtype != x.dtype:
-            raise ValueError(f"{name} is {w.dtype} but x is {x.dtype}; give them the same dtype.")
+            raise ValueError(_same_dtype(name, w, x))
     (_, w_q), (_, w_k), _ = projections
     if w_q.shape[1] != w_k.shape[1]:
         raise ValueError(
-            f"w_q gives queries of size {w_q.shape[1]} but w_k gives keys of size {w_k.shape[1]}; "
-            "a query and a key must have the same size to take their dot product."
+            tr(
+                "w_q gives queries of size {q} but w_k gives keys of size {k}; "
+                "a query and a key must have the same size to take their dot product.",
+                q=w_q.shape[1],
+                k=w_k.shape[1],
+            )
         )
     if bias is not None:
-        validate.float_tensor("bias", bias, 2, 3, shape_hint=f"({n_pos}, {n_pos}) or (H, T, T)")
+        hint = tr("({n}, {n}) or (H, T, T)", n=n_pos)
+        validate.float_tensor("bias", bias, 2, 3, shape_hint=hint)
         if tuple(bias.shape[-2:]) != (n_pos, n_pos):
             raise ValueError(
-                f"bias has shape {tuple(bias.shape)}, but x has T={n_pos} positions; the bias must "
-                f"end in ({n_pos}, {n_pos}): one entry per (query, key) pair."
+                tr(
+                    "bias has shape {shape}, but x has T={n} positions; the bias must "
+                    "end in ({n}, {n}): one entry per (query, key) pair.",
+                    shape=tuple(bias.shape),
+                    n=n_pos,
+                )
             )
         if bias.dtype != x.dtype:
-            raise ValueError(f"bias is {bias.dtype} but x is {x.dtype}; give them the same dtype.")
+            raise ValueError(_same_dtype("bias", bias, x))
     validate.boolean("causal", causal)
+
+
+def _same_dtype(name, tensor, x) -> str:
+    return tr(
+        "{name} is {dtype} but x is {x_dtype}; give them the same dtype.",
+        name=name,
+        dtype=tensor.dtype,
+        x_dtype=x.dtype,
+    )
 
 
 def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
@@ -101,8 +128,10 @@ def self_attention(x, w_q, w_k, w_v, bias=None, causal=False):
         logits = logits.masked_fill(causal_mask(n_pos, device=x.device), float("-inf"))
     if bool(torch.isneginf(logits).all(dim=-1).any()):
         raise ValueError(
-            "some query has every key masked out (-inf in all its bias entries): softmax over no "
-            "keys is undefined. Leave at least one key visible to each query."
+            _(
+                "some query has every key masked out (-inf in all its bias entries): softmax over "
+                "no keys is undefined. Leave at least one key visible to each query."
+            )
         )
     weights = torch.softmax(logits, dim=-1)  # (..., [H,] T, T)
     return weights @ v, weights  # (..., [H,] T, d_v), (..., [H,] T, T)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from posenc_lib.i18n import _
+from posenc_lib.i18n import _, tr
 
 # Bounds far above rounding and far below any real effect the course measures. float32 keeps 24
 # bits (epsilon 1.2e-7); a sum of a few hundred terms can lose a few more, so 1e-5 leaves a margin
@@ -41,7 +41,9 @@ def bound(value: float, floor: float = FLOAT32, *, prefix: str | None = None) ->
     value = float(value)
     exponent = round(math.log10(floor))
     if not math.isclose(floor, 10.0**exponent):
-        raise ValueError(f"floor should be a power of ten such as 1e-5, got {floor!r}.")
+        raise ValueError(
+            tr("floor should be a power of ten such as 1e-5, got {floor!r}.", floor=floor)
+        )
     if math.isnan(value):
         return "nan"
     return f"{prefix}1e{exponent}" if abs(value) < floor else f"{value:.1e}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, tr
 
 
 def randomized_positions(n_positions, max_position, *, batch=(), generator=None, device=None):
@@ -27,11 +28,16 @@ def randomized_positions(n_positions, max_position, *, batch=(), generator=None,
     top = validate.positive_int("max_position", max_position)
     if n > top:
         raise ValueError(
-            f"cannot draw {n} different positions from a range of {top} (0..{top - 1}); "
-            f"max_position must be at least the number of positions, {n}."
+            tr(
+                "cannot draw {n} different positions from a range of {top} (0..{last}); "
+                "max_position must be at least the number of positions, {n}.",
+                n=n,
+                top=top,
+                last=top - 1,
+            )
         )
     batch = (batch,) if isinstance(batch, int) else tuple(batch)
     shape = tuple(validate.positive_int("batch", b) for b in batch)
-    validate.table_size("the random keys", *shape, top)
+    validate.table_size(N_("the random keys"), *shape, top)
     keys = torch.rand(*shape, top, generator=generator, device=device)  # (*batch, N)
     return keys.argsort(dim=-1)[..., :n].sort(dim=-1).values  # (*batch, T)

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, tr
 
 
 def _bucket_args(num_buckets, max_distance, bidirectional):
@@ -28,14 +29,26 @@ def _bucket_args(num_buckets, max_distance, bidirectional):
     if exact < 1:
         need = 4 if bidirectional else 2
         raise ValueError(
-            f"num_buckets={n} is too small: with bidirectional={bidirectional} at least {need} "
-            "buckets are needed, so that each direction has an exact bucket and a far bucket."
+            tr(
+                "num_buckets={n} is too small: with bidirectional={bidirectional} at least {need} "
+                "buckets are needed, so that each direction has an exact bucket and a far bucket.",
+                n=n,
+                bidirectional=bidirectional,
+                need=need,
+            )
         )
     dist = validate.positive_int("max_distance", max_distance)
     if dist <= exact:
         raise ValueError(
-            f"max_distance={dist} must be larger than the {exact} offsets that get exact buckets "
-            f"(num_buckets={n}, bidirectional={bidirectional}); the log buckets span {exact}..max_distance."
+            tr(
+                "max_distance={dist} must be larger than the {exact} offsets that get exact buckets "
+                "(num_buckets={n}, bidirectional={bidirectional}); the log buckets span "
+                "{exact}..max_distance.",
+                dist=dist,
+                exact=exact,
+                n=n,
+                bidirectional=bidirectional,
+            )
         )
     return per_side, exact, dist
 
@@ -59,10 +72,13 @@ def t5_relative_position_bucket(
             relative_position = torch.as_tensor(relative_position)
         except (TypeError, RuntimeError, ValueError, OverflowError):
             raise ValueError(
-                "relative_position must be an int, a list of ints or an integer tensor of offsets "
-                f"(key position - query position), got {validate.show(relative_position)}."
+                tr(
+                    "relative_position must be an int, a list of ints or an integer tensor of "
+                    "offsets (key position - query position), got {value}.",
+                    value=validate.show(relative_position),
+                )
             ) from None
-    validate.integer_tensor("relative_position", relative_position, "whole-number offsets")
+    validate.integer_tensor("relative_position", relative_position, N_("whole-number offsets"))
     rel = relative_position.long().clamp(
         -validate.MAX_SIZE, validate.MAX_SIZE
     )  # far is far: no overflow
@@ -103,7 +119,8 @@ class RelativePositionBias(nn.Module):
         """Bucket ids (q_len, k_len) for every (query, key) pair."""
         q = validate.positive_int("q_len", q_len)
         k = validate.positive_int("k_len", k_len)
-        validate.table_size(f"a ({self.num_heads}, {q}, {k}) bias", self.num_heads, q, k)
+        heads = self.num_heads
+        validate.table_size(N_("a ({heads}, {q}, {k}) bias"), heads, q, k, heads=heads, q=q, k=k)
         device = self.bias.weight.device
         offset = validate.whole_int("query_offset", query_offset)
         query_pos = torch.arange(q, device=device)[:, None] + offset  # (T_q, 1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, _, tr
 
 # The frequencies and their scalings live in rope_scaling; imported here, where they always were.
 from posenc_lib.rope_scaling import (  # noqa: F401 - re-exported
@@ -48,19 +49,19 @@ def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
     )
     if inv_freq.numel() == 0:
         raise ValueError(
-            "inv_freq is empty; it needs one frequency per pair of dims (head_dim // 2)."
+            _("inv_freq is empty; it needs one frequency per pair of dims (head_dim // 2).")
         )
     validate.choice("style", style, STYLES)
     scale = validate.positive_float("attention_scaling", attention_scaling)
     if not isinstance(positions, torch.Tensor):
-        label = "positions (a sequence length, or a tensor of positions)"
+        label = _("positions (a sequence length, or a tensor of positions)")
         positions = torch.arange(validate.positive_int(label, positions), device=inv_freq.device)
     validate.tensor("positions", positions, min_rank=1, shape_hint="(..., T)")
     if positions.dtype == torch.bool or positions.dtype.is_complex:
-        raise ValueError(f"positions must be real numbers, got dtype {positions.dtype}.")
+        raise ValueError(_real_numbers("positions", positions))
     if positions.dtype.is_floating_point and not bool(torch.isfinite(positions).all()):
-        raise ValueError("positions must be finite; got NaN or infinity among them.")
-    validate.table_size("the cos and sin tables", positions.numel(), 2 * inv_freq.numel())
+        raise ValueError(_("positions must be finite; got NaN or infinity among them."))
+    validate.table_size(N_("the cos and sin tables"), positions.numel(), 2 * inv_freq.numel())
     # Half-precision angles lose whole radians past a few hundred positions: compute in >= float32.
     work = torch.promote_types(inv_freq.dtype, torch.float32)
     angles = positions[..., None].to(work) * inv_freq.to(work)  # (..., T, D/2)
@@ -69,6 +70,10 @@ def rope_cos_sin(positions, inv_freq, attention_scaling=1.0, style="half"):
     else:
         angles = angles.repeat_interleave(2, dim=-1)  # (..., T, D)
     return (angles.cos() * scale).to(inv_freq.dtype), (angles.sin() * scale).to(inv_freq.dtype)
+
+
+def _real_numbers(name: str, value: torch.Tensor) -> str:
+    return tr("{name} must be real numbers, got dtype {dtype}.", name=name, dtype=value.dtype)
 
 
 def _pair_halves(t: torch.Tensor, style: str):
@@ -124,13 +129,22 @@ def _validate_rope_inputs(x, cos, sin, style) -> None:
     validate.float_tensor("sin", sin, min_rank=2, shape_hint="(T, head_dim)")
     if cos.shape != sin.shape:
         raise ValueError(
-            f"cos and sin must have the same shape, got {tuple(cos.shape)} and {tuple(sin.shape)}."
+            tr(
+                "cos and sin must have the same shape, got {cos} and {sin}.",
+                cos=tuple(cos.shape),
+                sin=tuple(sin.shape),
+            )
         )
-    validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], N_("RoPE rotates the dims in pairs."))
     if cos.shape[-2:] != x.shape[-2:]:
         raise ValueError(
-            f"cos and sin have shape {tuple(cos.shape)} but x has shape {tuple(x.shape)}; their "
-            f"last two dims must be (T, head_dim) = {tuple(x.shape[-2:])}: an angle per position and dim."
+            tr(
+                "cos and sin have shape {cos} but x has shape {x}; their last two dims must be "
+                "(T, head_dim) = {last}: an angle per position and dim.",
+                cos=tuple(cos.shape),
+                x=tuple(x.shape),
+                last=tuple(x.shape[-2:]),
+            )
         )
     try:
         fits = torch.broadcast_shapes(x.shape, cos.shape) == x.shape
@@ -138,19 +152,29 @@ def _validate_rope_inputs(x, cos, sin, style) -> None:
         fits = False
     if not fits:
         raise ValueError(
-            f"cos of shape {tuple(cos.shape)} does not broadcast to x's shape {tuple(x.shape)}."
+            tr(
+                "cos of shape {cos} does not broadcast to x's shape {x}.",
+                cos=tuple(cos.shape),
+                x=tuple(x.shape),
+            )
         )
     if cos.requires_grad or sin.requires_grad:
         raise ValueError(
-            "apply_rope does not differentiate through cos and sin; pass them detached."
+            _("apply_rope does not differentiate through cos and sin; pass them detached.")
         )
     for name, table in (("cos", cos), ("sin", sin)):
         first, second = _pair_halves(table, style)
         if not torch.equal(first, second):
             other = STYLES[1 - STYLES.index(style)]
             raise ValueError(
-                f"{name} does not repeat each frequency over the two dims of a pair in the {style!r} "
-                f"layout; was it built with rope_cos_sin(..., style={other!r})? Use one style for all."
+                tr(
+                    "{name} does not repeat each frequency over the two dims of a pair in the "
+                    "{style!r} layout; was it built with rope_cos_sin(..., style={other!r})? Use "
+                    "one style for all.",
+                    name=name,
+                    style=style,
+                    other=other,
+                )
             )
 
 
@@ -187,11 +211,14 @@ def rope_2d_cos_sin(rows, cols, inv_freq, style="half"):
     for name, value in (("rows", rows), ("cols", cols)):
         validate.tensor(name, value, min_rank=1, shape_hint="(..., T)")
         if value.dtype == torch.bool or value.dtype.is_complex:
-            raise ValueError(f"{name} must be real numbers, got dtype {value.dtype}.")
+            raise ValueError(_real_numbers(name, value))
     if rows.shape != cols.shape:
         raise ValueError(
-            f"rows has shape {tuple(rows.shape)} but cols has {tuple(cols.shape)}; give one row "
-            "and one column per patch."
+            tr(
+                "rows has shape {rows} but cols has {cols}; give one row and one column per patch.",
+                rows=tuple(rows.shape),
+                cols=tuple(cols.shape),
+            )
         )
     cos_r, sin_r = rope_cos_sin(rows, inv_freq, style=style)  # (..., T, D/2) each
     cos_c, sin_c = rope_cos_sin(cols, inv_freq, style=style)  # (..., T, D/2) each

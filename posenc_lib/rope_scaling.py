@@ -24,6 +24,7 @@ from collections.abc import Callable
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_, _, tr
 
 # The course's name of each scaling chapter 7 compares -> its rope_type in ROPE_SCALING.
 METHODS = {"PI": "linear", "NTK": "ntk", "dynamic": "dynamic", "YaRN": "yarn"}
@@ -50,9 +51,11 @@ def ntk_base(base: float, factor: float, head_dim: int) -> float:
     """
     b = validate.positive_float("base", base, minimum=1.0)
     s = validate.positive_float("factor", factor, 1.0, inclusive=True)
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     if d < 4:
-        raise ValueError(f"head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.")
+        raise ValueError(
+            tr("head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.", d=d)
+        )
     return b * s ** (d / (d - 2))
 
 
@@ -66,7 +69,7 @@ def dynamic_ntk_stretch(seq_len, factor, original) -> float:
     s = max(T, L) / L, the stretch of the YaRN paper's dynamic scaling (section 3.3).
     """
     f = validate.positive_float("factor", factor, 1.0, inclusive=True)
-    length = validate.positive_int("original (the trained length L)", original)
+    length = validate.positive_int(_("original (the trained length L)"), original)
     t = length if seq_len is None else max(validate.positive_int("seq_len", seq_len), length)
     return f * t / length - (f - 1)
 
@@ -99,15 +102,20 @@ def yarn_correction_range(
     low = i(beta_fast), high = i(beta_slow), rounded outwards (floor, ceil) when ``truncate``, then
     clamped to [0, D - 1] (YaRN paper, arXiv:2309.00071, section 3.2, as the authors' code has it).
     """
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     b = validate.positive_float("base", base, minimum=1.0)
-    length = validate.positive_int("original (the trained length L)", original)
+    length = validate.positive_int(_("original (the trained length L)"), original)
     fast = validate.positive_float("beta_fast", beta_fast)
     slow = validate.positive_float("beta_slow", beta_slow)
     if fast < slow:
         raise ValueError(
-            f"beta_fast must be at least beta_slow (turns above which pairs keep their frequency, "
-            f"below which they are divided), got beta_fast={fast:g}, beta_slow={slow:g}."
+            tr(
+                "beta_fast must be at least beta_slow (turns above which pairs keep their "
+                "frequency, below which they are divided), got beta_fast={fast:g}, "
+                "beta_slow={slow:g}.",
+                fast=fast,
+                slow=slow,
+            )
         )
 
     def pair_index(turns):  # solve L * base ** (-2i / D) / (2 pi) = turns for i
@@ -265,8 +273,11 @@ def _validated_scaling(scaling) -> tuple[str, dict]:
         return "default", {}
     if not isinstance(scaling, dict):
         raise ValueError(
-            f"scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, "
-            f"got {validate.show(scaling)}."
+            tr(
+                "scaling must be None or a dict like {{'rope_type': 'linear', 'factor': 4.0}}, "
+                "got {value}.",
+                value=validate.show(scaling),
+            )
         )
     rope_type = validate.choice(
         "scaling['rope_type']", scaling.get("rope_type"), tuple(ROPE_SCALING)
@@ -274,11 +285,23 @@ def _validated_scaling(scaling) -> tuple[str, dict]:
     _, required, optional = ROPE_SCALING[rope_type]
     given = set(scaling) - {"rope_type"}
     if missing := sorted(required - given):
-        raise ValueError(f"rope_type {rope_type!r} needs the keys {missing}; got {sorted(given)}.")
+        raise ValueError(
+            tr(
+                "rope_type {rope_type!r} needs the keys {missing}; got {given}.",
+                rope_type=rope_type,
+                missing=missing,
+                given=sorted(given),
+            )
+        )
     if unknown := sorted(given - required - optional):
         allowed = sorted(required | optional)
         raise ValueError(
-            f"rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed}."
+            tr(
+                "rope_type {rope_type!r} does not use the keys {unknown}; it takes {allowed}.",
+                rope_type=rope_type,
+                unknown=unknown,
+                allowed=allowed,
+            )
         )
     params = {}
     for key in given:
@@ -293,16 +316,23 @@ def _validated_scaling(scaling) -> tuple[str, dict]:
             params[key] = validate.positive_float(label, value)
     if rope_type == "llama3" and not params["low_freq_factor"] < params["high_freq_factor"]:
         raise ValueError(
-            "llama3 scaling needs low_freq_factor < high_freq_factor, got "
-            f"{params['low_freq_factor']} and {params['high_freq_factor']}."
+            tr(
+                "llama3 scaling needs low_freq_factor < high_freq_factor, got {low} and {high}.",
+                low=params["low_freq_factor"],
+                high=params["high_freq_factor"],
+            )
         )
     if rope_type == "yarn":
         params = {"beta_fast": 32.0, "beta_slow": 1.0, "truncate": True} | params
         if params["beta_fast"] < params["beta_slow"]:
             raise ValueError(
-                "yarn scaling needs beta_fast >= beta_slow (turns over the original context above "
-                f"which pairs extrapolate, below which they interpolate), got {params['beta_fast']} "
-                f"and {params['beta_slow']}."
+                tr(
+                    "yarn scaling needs beta_fast >= beta_slow (turns over the original context "
+                    "above which pairs extrapolate, below which they interpolate), got {fast} and "
+                    "{slow}.",
+                    fast=params["beta_fast"],
+                    slow=params["beta_slow"],
+                )
             )
     return rope_type, params
 
@@ -319,7 +349,7 @@ def rope_inv_freq(
     values equal transformers' (``ROPE_INIT_FUNCTIONS``) for the same parameters.
     Returns (inv_freq (D/2,), attention_scaling float).
     """
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     b = validate.positive_float("base", base, minimum=1.0)
     validate.table_dtype(dtype, device)
     if seq_len is not None:
@@ -327,7 +357,12 @@ def rope_inv_freq(
     rope_type, params = _validated_scaling(scaling)
     if rope_type in ("ntk", "dynamic") and d < 4:
         raise ValueError(
-            f"{rope_type} scaling raises the base to the power D / (D - 2): head_dim must be at least 4, got {d}."
+            tr(
+                "{rope_type} scaling raises the base to the power D / (D - 2): head_dim must be at "
+                "least 4, got {d}.",
+                rope_type=rope_type,
+                d=d,
+            )
         )
     try:
         inv_freq, attention_scaling = ROPE_SCALING[rope_type][0](d, b, params, seq_len, dtype)
@@ -335,7 +370,12 @@ def rope_inv_freq(
         inv_freq = None
     if inv_freq is None or not bool(torch.isfinite(inv_freq).all() and (inv_freq > 0).all()):
         raise ValueError(
-            f"base={b:g} with scaling={scaling} gives frequencies that overflow or vanish in {dtype}; "
-            "use a smaller base or factor."
+            tr(
+                "base={b:g} with scaling={scaling} gives frequencies that overflow or vanish in "
+                "{dtype}; use a smaller base or factor.",
+                b=b,
+                scaling=scaling,
+                dtype=dtype,
+            )
         )
     return inv_freq.to(device=device), float(attention_scaling)

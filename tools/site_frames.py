@@ -198,7 +198,7 @@ def plan(key: str, thin: bool = False) -> FramePlan:
         fixed.append((label, _shown(control)))
     width, height = dash.figure.canvas.get_width_height()
     summary = _summary(DASHBOARDS[name])
-    result = FramePlan(key, name, dash.title, summary, live, fixed, dash.readout.value)
+    result = FramePlan(key, name, dash.shown_title, summary, live, fixed, dash.readout.value)
     result.size = (width, height)
     _close(dash)
     return result

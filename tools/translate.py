@@ -294,7 +294,7 @@ def _home(where: str) -> str:
     tools' (tools.po), else common.po."""
     if where.startswith("tools/"):
         return "tools"
-    if re.fullmatch(r"posenc_lib/[^/]+\.py:\d+", where):
+    if re.fullmatch(r"posenc_lib/[^/]+\.py(:\d+)?", where):
         return "core"  # the math core's messages (its input checks, bound)
     match = re.search(r"(?:/ch|^notebooks/|^solutions/)(\d\d)", where)
     return f"ch{match[1]}" if match else "common"

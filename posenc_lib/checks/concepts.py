@@ -49,7 +49,7 @@ from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 MAX_TEXT = 100  # characters of an answer read as text; the grader's child sends no more than 101
 MAX_WHY = 330  # characters of a ``why``: with its lead-in, a verdict shows it whole
-_LEAD = 'not yet: "(e)" is not the answer. '  # the longest lead-in a ``why`` gets
+_LEAD = '"(e)" is not the answer. '  # the longest lead-in a ``why`` gets
 _LETTER = re.compile(r"\(?\s*([A-Za-z])\s*[).:]?")  # "b", "B", "(b)", "b)", "b.", " ( b ) "
 _NUMBERISH = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
@@ -363,7 +363,7 @@ class MultipleChoice(Concept):
             return PASS, tr("well done: {why}", why=shown(self.right.why))
         chosen = next(c for c in self.choices if c.key == key)
         return FAIL, tr(
-            'not yet: "({key})" is not the answer. {why}', key=key, why=shown(chosen.why)
+            '"({key})" is not the answer. {why}', key=key, why=shown(chosen.why)
         )
 
     def _asked(self) -> tuple[str, str]:
@@ -525,9 +525,9 @@ class Numeric(Concept):
             return PASS, tr("well done: {why}", why=shown(self.why))
         for mistake in self.mistakes:
             if self.near(got, mistake.value):
-                return FAIL, tr("not yet: {why}", why=shown(mistake.why))
+                return FAIL, shown(mistake.why)  # the verdict's header already says "not yet"
         return FAIL, tr(
-            "not yet: that is not the number {section} leads to. Re-read it, write the "
+            "That is not the number {section} leads to. Re-read it, write the "
             "formula, then put in the numbers (`{name}.hint()` gives a nudge).",
             section=shown(self.section),
             name=self.name,

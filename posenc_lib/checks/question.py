@@ -54,7 +54,8 @@ _TIPS = {
 
 
 def _tip(error: str) -> str:
-    return next((" " + translate(tip) for pattern, tip in _TIPS.items() if pattern in error), "")
+    tip = next((translate(tip) for pattern, tip in _TIPS.items() if pattern in error), "")
+    return tr(" {tip}", tip=tip) if tip else ""  # Chinese joins sentences with no space
 
 
 # -- questions ----------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ class Dashboard:
         if not caption:
             self.figure.savefig(buffer, format="png", dpi=self.figure.dpi)
             return buffer.getvalue()
-        settings = ", ".join(
+        settings = _(", ").join(
             f"{translate(c.description) if c.description else n} = {_shown(c)}"
             for n, c in self.controls.items()
         )
