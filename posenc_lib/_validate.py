@@ -28,7 +28,11 @@ INTEGER_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8
 def show(value) -> str:
     """repr(value), shortened so a 400-digit number does not flood the message."""
     text = repr(value)
-    return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
+    if len(text) <= 40:
+        return text
+    return tr(
+        "{start}...{end} ({count} characters)", start=text[:20], end=text[-10:], count=len(text)
+    )
 
 
 def whole_int(name: str, value, maximum: int = MAX_SIZE, kind: str = N_("a whole number")) -> int:

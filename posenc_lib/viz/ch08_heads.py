@@ -11,7 +11,7 @@ import textwrap
 import torch
 
 from posenc_lib.analysis.ch08_heads import BANDS, AttentionProfile, PairShares
-from posenc_lib.i18n import _, tr
+from posenc_lib.i18n import FONT_FAMILY, _, tr
 from posenc_lib.viz.figures import SEQUENTIAL, new_figure, points, to_numpy
 
 BAND_COLOURS = ("tab:red", "tab:purple", "tab:blue")  # high, mid, low
@@ -110,11 +110,11 @@ def cache_steps(gaps, texts, prompt: str):
     tail = "…" + prompt[-70:] if len(prompt) > 70 else prompt
     lines = [(tr("prompt: {tail}", tail=tail), "black")]
     for (label, text), colour in zip(texts.items(), ("tab:green", "tab:red"), strict=True):
-        lines.append((f"{label}: {text!r}", colour))
+        lines.append((tr("{label}: {text!r}", label=label, text=text), colour))
     y = 1.0
     for line, colour in lines:
         wrapped = textwrap.fill(line, 110)
         bottom.text(0, y, wrapped, va="top", ha="left", fontsize=points(8), color=colour,
-                    transform=bottom.transAxes, family="monospace")  # fmt: skip
+                    transform=bottom.transAxes, family=["monospace", FONT_FAMILY])  # fmt: skip
         y -= 0.2 * (wrapped.count("\n") + 1) + 0.08
     return fig

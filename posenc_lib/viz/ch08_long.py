@@ -277,7 +277,7 @@ def long_context_dashboard(results: dict | None = None) -> Dashboard:
         )
         if view.attention_scale != 1:
             text += tr(", attention scale <b>{scale:.3f}</b>", scale=view.attention_scale)
-        hits = ", ".join(f"{_k(n)} {f}/{t}" for n, (f, t) in view.passkey.items())
+        hits = _(", ").join(f"{_k(n)} {f}/{t}" for n, (f, t) in view.passkey.items())
         return text + tr(
             ". Passkey found: {hits}. (SmolLM2-135M, 4-bit, committed results.)",
             hits=hits or _("not measured"),

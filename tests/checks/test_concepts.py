@@ -137,7 +137,7 @@ def test_another_wrong_number_fails_without_giving_the_answer(question):
         if not any(question.near(got, m.value) for m in question.mistakes):
             break
     verdict = question.evaluate(got)
-    assert verdict.status == FAIL and verdict.message.startswith("not yet")
+    assert verdict.status == FAIL and verdict.message.startswith("That is not the number")
     assert question.shown_value not in verdict.message and question.why not in verdict.message
     assert question.section in verdict.message
 

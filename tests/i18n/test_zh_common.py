@@ -185,7 +185,7 @@ def test_a_concept_question_asks_checks_and_explains_in_chinese(capsys):
     assert "答案是 (b) 三条边" in solution
     assert "本章第 1 节" in hint
     assert "条边" in asked2 and "数值题" in asked2
-    assert near.passed and mistaken.message == "还不对：你把每个角数了两次。"
+    assert near.passed and mistaken.message == "你把每个角数了两次。"  # the header says 还不对
     assert "本章第 1 节" in far.message
     assert "答案是 3.00 条边" in solution2 and "计算方式：3.0" in solution2
     assert title == "三角形有几条边？"

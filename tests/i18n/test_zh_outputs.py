@@ -19,7 +19,8 @@ from tools import translate
 
 LECTURES = sorted((translate.OUT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXECUTED = LECTURES + sorted((translate.OUT / "solutions").glob("*.ipynb"))
-NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:,?\d)*(?:\.\d+)?(?:e[-+]?\d+)?%?")
+# a printed number; not the "2" of "2-D" / "1-D" (a name, 二维 / 一维 in Chinese)
+NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:,?\d)*(?:\.\d+)?(?:e[-+]?\d+)?%?(?!-?D\b)")
 
 
 def _texts(path: Path) -> dict[str, str]:
