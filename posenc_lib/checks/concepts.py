@@ -362,9 +362,7 @@ class MultipleChoice(Concept):
         if key == self.answer:
             return PASS, tr("well done: {why}", why=shown(self.right.why))
         chosen = next(c for c in self.choices if c.key == key)
-        return FAIL, tr(
-            '"({key})" is not the answer. {why}', key=key, why=shown(chosen.why)
-        )
+        return FAIL, tr('"({key})" is not the answer. {why}', key=key, why=shown(chosen.why))
 
     def _asked(self) -> tuple[str, str]:
         plain, markup = self._head()

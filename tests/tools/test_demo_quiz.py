@@ -116,7 +116,9 @@ def test_chinese_demo_pages_speak_chinese(tmp_path):
     key = WITH_QUIZ[0]
     english = json.loads(quiz_path(key, tmp_path).read_text())
     chinese = json.loads(quiz_path(key, tmp_path / "zh").read_text())
-    assert 'posenc_lib.set_language("zh")' in "".join(chinese["cells"][0]["source"]).replace("'", '"')
+    assert 'posenc_lib.set_language("zh")' in "".join(chinese["cells"][0]["source"]).replace(
+        "'", '"'
+    )
     assert "set_language" not in "".join(english["cells"][0]["source"])
     assert any("\u4e00" <= c <= "\u9fff" for c in chinese["metadata"]["title"])
     assert english["cells"][1]["source"] == chinese["cells"][1]["source"]
