@@ -172,7 +172,8 @@ def _stage_notebook(
     if kind == "solutions" and notebook.cells:  # exercises and solutions share their first cell
         first = notebook.cells[0]
         old, new = _(" exercises — "), _(" solutions — ")
-        first.source = first.source.replace(old, new, 1)
+        title, _newline, rest = first.source.partition("\n")  # only the heading's words
+        first.source = title.replace(old, new, 1) + _newline + rest
     if switch is not None:
         page = f"{source.parent.name}/{source.stem}.html"
         notebook.cells.insert(1, _switch_cell(page, switch))

@@ -30,6 +30,7 @@ from posenc_lib.absolute import (
     sinusoidal_encoding,
 )
 from posenc_lib.analysis import report
+from posenc_lib.i18n import N_
 
 # The tables chapter 2 compares, by name: f(n_positions, d_model) -> (T, D). The sinusoidal table
 # (chapter 3) is here as the smooth answer the naive ones are measured against.
@@ -110,7 +111,7 @@ def flip_period(bits) -> torch.Tensor:
     """
     if not isinstance(bits, torch.Tensor):
         bits = torch.tensor(validate.whole_int("bits", bits, maximum=62))
-    validate.integer_tensor("bits", bits, "bit indices")
+    validate.integer_tensor("bits", bits, N_("bit indices"))
     if bits.numel() and (int(bits.min()) < 0 or int(bits.max()) > 62):
         raise ValueError(
             f"bit indices must lie in 0..62 (an int64 counter), got {int(bits.min())} to "

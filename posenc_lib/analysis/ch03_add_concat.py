@@ -29,6 +29,7 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.absolute import sinusoidal_encoding
+from posenc_lib.i18n import N_
 
 _CHUNK = 4096  # rows per block in mean_abs_cosine: a (4096, N) block of cosines at a time
 
@@ -125,7 +126,7 @@ def cross_terms_by_width(d_models, n_pairs: int = 2048, n_positions: int = 512, 
     Both shrink like 1 / sqrt(D): in many dimensions a word and a position are nearly orthogonal,
     so adding keeps them nearly as apart as concatenating. Returns a ``CrossTerms``.
     """
-    widths = [validate.even_int("each d_model", d, "sinusoidal pairs") for d in d_models]
+    widths = [validate.even_int("each d_model", d, N_("sinusoidal pairs")) for d in d_models]
     n = validate.positive_int("n_pairs", n_pairs, maximum=1_000_000)
     n_pos = validate.positive_int("n_positions", n_positions, maximum=100_000)
     generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))

@@ -39,13 +39,14 @@ from posenc_lib.analysis.ch03_tables import (  # noqa: F401 - re-exported: chapt
     to_interleaved,
     translation_spread,
 )
+from posenc_lib.i18n import N_
 
 MAX_CONFUSION_POSITIONS = 10_000_000  # a search past this is minutes of work: refuse it
 _CHUNK = 8192  # offsets per block in the offset-only computations
 
 
 def _d_model(d_model) -> int:
-    return validate.even_int("d_model", d_model, "the encoding is built from (sin, cos) pairs.")
+    return validate.even_int("d_model", d_model, N_("the encoding is built from (sin, cos) pairs."))
 
 
 def _offsets(offsets) -> torch.Tensor:
@@ -281,7 +282,7 @@ def tensor2tensor_encoding(n_positions, d_model, base=10000.0, *, dtype=torch.fl
     d = _d_model(d_model)
     b = validate.positive_float("base", base, minimum=1.0)
     validate.table_dtype(dtype, None)
-    validate.table_size(f"a ({n}, {d}) position table", n, d)
+    validate.table_size(N_("a ({n}, {d}) position table"), n, d, n=n, d=d)
     i = torch.arange(d // 2, dtype=torch.float64)  # (D/2,)
     omega = b ** (-i / max(d // 2 - 1, 1))  # (D/2,)
     angles = torch.arange(n, dtype=torch.float64)[:, None] * omega  # (T, D/2)

@@ -76,7 +76,7 @@ def shaw_index(offsets, clip) -> torch.Tensor:
     Shaw et al. 2018 (arXiv:1803.02155), section 3.2: offsets beyond +-C share the last vector.
     offsets: an integer tensor of any shape. Returns a LongTensor of the same shape.
     """
-    validate.integer_tensor("offsets", offsets, "whole-number offsets j - i")
+    validate.integer_tensor("offsets", offsets, N_("whole-number offsets j - i"))
     clip = validate.whole_int("clip", clip, maximum=2**20)
     if clip < 0:
         raise ValueError(f"clip must be >= 0 (the largest offset told apart), got {clip}.")
@@ -121,7 +121,7 @@ def relative_sinusoids(offsets, d_model, base=10000.0) -> torch.Tensor:
     ``sinusoidal_encoding(T, D)`` in float64. offsets: an integer tensor (...,). Returns
     (..., D) float64.
     """
-    validate.integer_tensor("offsets", offsets, "whole-number offsets")
+    validate.integer_tensor("offsets", offsets, N_("whole-number offsets"))
     omega = sinusoidal_frequencies(d_model, base)  # (D/2,) float64
     angles = offsets.double()[..., None] * omega  # (..., D/2)
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)  # (..., D)
@@ -172,7 +172,7 @@ def deberta_index(offsets, span) -> torch.Tensor:
     (query - key, i - j, as DeBERTa writes them). Returns a LongTensor of the same shape, in
     0 .. 2C - 1.
     """
-    validate.integer_tensor("offsets", offsets, "whole-number offsets i - j")
+    validate.integer_tensor("offsets", offsets, N_("whole-number offsets i - j"))
     span = validate.positive_int("span", span, maximum=2**20)
     return (offsets.long() + span).clamp(0, 2 * span - 1)
 
@@ -328,7 +328,7 @@ RELATIVE = (N_("Shaw (clip 8)"), N_("Transformer-XL"), N_("T5 bias"), N_("DeBERT
 def scorer(name: str, d_model: int, seed: int = 0) -> Callable:
     """The score function ``SCORERS[name]`` for width ``d_model`` (even), weights from ``seed``."""
     validate.choice("name", name, tuple(SCORERS))
-    d = validate.even_int("d_model", d_model, "the sinusoidal methods are built from pairs.")
+    d = validate.even_int("d_model", d_model, N_("the sinusoidal methods are built from pairs."))
     return SCORERS[name](d, validate.whole_int("seed", seed, maximum=2**31 - 1))
 
 

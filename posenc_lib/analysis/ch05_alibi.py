@@ -28,6 +28,7 @@ import torch
 from posenc_lib import _validate as validate
 from posenc_lib.alibi import alibi_bias, alibi_slopes
 from posenc_lib.analysis.toeplitz import spread_by_offset, worst_spread
+from posenc_lib.i18n import N_
 
 WINDOW_FACTOR = 10.0  # "effective window": the distance at which a key's weight is 10 times smaller
 MAX_VIEW_POSITIONS = 1024  # the dashboard's longest sequence
@@ -96,7 +97,7 @@ def head_bias(num_heads, head, n_positions, causal=True, step=1) -> torch.Tensor
     n = validate.positive_int("n_positions", n_positions)
     validate.boolean("causal", causal)
     step = validate.positive_int("step", step)
-    validate.table_size(f"a ({n}, {n}) bias", n, n)
+    validate.table_size(N_("a ({n}, {n}) bias"), n, n, n=n)
     if n <= MAX_VIEW_POSITIONS:  # the dashboard's sizes: one cached pattern serves them all
         pattern = _view_pattern(causal)[:n:step, :n:step]  # (T/s, T/s), a view
     else:
@@ -130,7 +131,9 @@ def key_bias(num_heads, n_positions) -> torch.Tensor:
     """
     slopes = alibi_slopes(num_heads)  # (H,), float32 as in transformers
     n = validate.positive_int("n_positions", n_positions)
-    validate.table_size(f"a ({n}, {slopes.numel()}) key bias", n, slopes.numel())
+    validate.table_size(
+        N_("a ({n}, {heads}) key bias"), n, slopes.numel(), n=n, heads=slopes.numel()
+    )
     positions = torch.arange(n, dtype=torch.float32)  # (T,)
     return positions[:, None] * slopes[None, :]  # (T, H)
 
@@ -160,8 +163,9 @@ def convention_bias(name, num_heads, n_positions) -> torch.Tensor:
     validate.choice("name", name, tuple(CONVENTIONS))
     slopes = alibi_slopes(num_heads)  # (H,), float32 as in alibi_bias and transformers
     n = validate.positive_int("n_positions", n_positions)
+    heads = slopes.numel()
     validate.table_size(
-        f"an ALiBi bias of shape ({slopes.numel()}, {n}, {n})", slopes.numel(), n, n
+        N_("an ALiBi bias of shape ({heads}, {q}, {k})"), heads, n, n, heads=heads, q=n, k=n
     )
     positions = torch.arange(n, dtype=torch.float32)  # (T,): whole numbers, exact
     bias = CONVENTIONS[name](slopes[:, None, None], positions[:, None], positions[None, :], n)
@@ -242,7 +246,7 @@ def needle_weight(slopes, n_keys, distances, advantage) -> torch.Tensor:
     n = validate.positive_int("n_keys", n_keys, maximum=2**24)
     a = validate.real_number("advantage", advantage)
     d = torch.as_tensor(distances)
-    validate.integer_tensor("distances", d, "whole numbers of tokens")
+    validate.integer_tensor("distances", d, N_("whole numbers of tokens"))
     if d.numel() == 0 or int(d.min()) < 0 or int(d.max()) >= n:
         raise ValueError(f"distances must lie in 0..{n - 1} for {n} keys, got {validate.show(d)}.")
     d = d.reshape(-1).to(torch.float64)  # (K,)

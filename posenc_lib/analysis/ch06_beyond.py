@@ -26,7 +26,7 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch06_rotation import _positions, _vector, rotate
-from posenc_lib.i18n import tr
+from posenc_lib.i18n import N_, tr
 from posenc_lib.rope import STYLES, apply_rope, rope_2d_cos_sin, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -108,7 +108,7 @@ def smallest_base(context_length, head_dim) -> float:
     argument only: it is what the pairs can tell apart, not what a model learns to use.
     """
     length = validate.positive_float("context_length", context_length)
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     if d < 4:
         raise ValueError(
             tr("head_dim must be at least 4 for D / (D - 2) to be defined, got {d}.", d=d)
@@ -220,7 +220,7 @@ def grid_scores(q, k, n_rows, n_cols, base=10000.0, style="half", raster=False) 
         )
     else:
         validate.even_int(
-            "head_dim / 2", d // 2, "2-D RoPE splits the pairs between rows and columns."
+            "head_dim / 2", d // 2, N_("2-D RoPE splits the pairs between rows and columns.")
         )
         cos, sin = rope_2d_cos_sin(rows, cols, rope_inv_freq(d // 2, base, dtype=F64)[0], style)
     n = rows.shape[0]

@@ -41,7 +41,7 @@ from posenc_lib.analysis.ch06_rotation import (  # noqa: F401 - re-exported: cha
     rotate,
 )
 from posenc_lib.analysis.toeplitz import spread_by_offset, worst_spread
-from posenc_lib.i18n import tr
+from posenc_lib.i18n import N_, tr
 from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -113,7 +113,7 @@ def layout_permutation(head_dim, source="interleaved", target="half") -> torch.T
     first members of all pairs, then the second members; half -> interleaved is its inverse,
     (0, D/2, 1, D/2 + 1, ...). Returns (D,) int64.
     """
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     validate.choice("source", source, STYLES)
     validate.choice("target", target, STYLES)
     if source == target:
@@ -247,7 +247,7 @@ def mean_score(distances, head_dim, base=10000.0, n_samples=2000, seed=0, style=
     the mean over pairs of cos(distance * theta_i). distances: (P,) or an int P. Returns (P,) f64.
     """
     delta = _distances(distances)  # (P,)
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     n = validate.positive_int("n_samples", n_samples, maximum=100_000)
     generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))
     q = torch.randn(n, 1, d, generator=generator, dtype=F64)  # (N, 1, D)
@@ -300,7 +300,7 @@ def partial_rotate(x, positions, rotary_dim, base=10000.0) -> torch.Tensor:
     x: (..., T, D); rotary_dim even, 2 <= rotary_dim <= D. Returns (..., T, D) float64.
     """
     validate.float_tensor("x", x, min_rank=2, shape_hint="(..., T, head_dim)")
-    r = validate.even_int("rotary_dim", rotary_dim, "RoPE rotates the dims in pairs.")
+    r = validate.even_int("rotary_dim", rotary_dim, N_("RoPE rotates the dims in pairs."))
     if r > x.shape[-1]:
         raise ValueError(
             tr("rotary_dim = {r} is more than x's {dims} dims.", r=r, dims=x.shape[-1])
@@ -326,7 +326,7 @@ def rotated_copies(u, n_positions, base=10000.0, style="interleaved") -> torch.T
 
 def random_query_key(head_dim, seed=0) -> tuple[torch.Tensor, torch.Tensor]:
     """A query and a key drawn from N(0, I) with a fixed seed. Two (D,) float64 tensors."""
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     generator = torch.Generator().manual_seed(validate.whole_int("seed", seed))
     q, k = torch.randn(2, d, generator=generator, dtype=F64)
     return q, k

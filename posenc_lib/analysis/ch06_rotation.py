@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.i18n import tr
+from posenc_lib.i18n import N_, tr
 from posenc_lib.rope import STYLES, apply_rope, rope_cos_sin
 from posenc_lib.rope_scaling import rope_inv_freq
 
@@ -32,7 +32,7 @@ def _vector(name: str, value, head_dim: int | None = None) -> torch.Tensor:
     """A real 1-D tensor of even length (one query or key), as float64. (D,)."""
     validate.float_tensor(name, value, min_rank=1, max_rank=1, shape_hint="(head_dim,)")
     validate.even_int(
-        f"{name}'s length (head_dim)", value.shape[0], "RoPE rotates the dims in pairs."
+        f"{name}'s length (head_dim)", value.shape[0], N_("RoPE rotates the dims in pairs.")
     )
     if head_dim is not None and value.shape[0] != head_dim:
         raise ValueError(
@@ -108,7 +108,9 @@ def as_complex(x, style="half") -> torch.Tensor:
     """
     validate.float_tensor("x", x, min_rank=1, shape_hint="(..., head_dim)")
     validate.choice("style", style, STYLES)
-    d = validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    d = validate.even_int(
+        "x.shape[-1] (head_dim)", x.shape[-1], N_("RoPE rotates the dims in pairs.")
+    )
     x = x.detach().to(F64)
     if style == "half":
         return torch.complex(x[..., : d // 2], x[..., d // 2 :])

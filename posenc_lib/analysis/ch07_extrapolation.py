@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.i18n import tr
+from posenc_lib.i18n import N_, tr
 from posenc_lib.rope_scaling import rope_inv_freq
 
 F64 = torch.float64
@@ -40,7 +40,7 @@ CHAPTERS = {"none": 1, "sinusoidal": 3, "learned": 2, "t5": 4, "alibi": 5, "rope
 
 def _tokens(tokens, length: int, n_tokens: int) -> torch.Tensor:
     """Non-overlapping windows of ``length`` tokens from the start of ``tokens``: (B, T)."""
-    validate.integer_tensor("tokens", tokens, "token ids")
+    validate.integer_tensor("tokens", tokens, N_("token ids"))
     length = validate.positive_int("length", length)
     n_windows = validate.positive_int("n_tokens", n_tokens) // length
     if n_windows < 1 or tokens.dim() != 1 or n_windows * length > tokens.numel():
@@ -191,7 +191,7 @@ def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
 @torch.no_grad()
 def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
     """The median wall time of ``model(ids)`` in milliseconds, after one warm-up call."""
-    validate.integer_tensor("ids", ids, "token ids")
+    validate.integer_tensor("ids", ids, N_("token ids"))
     repeats = validate.positive_int("repeats", repeats)
     model(ids)
     times = []

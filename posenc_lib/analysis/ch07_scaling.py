@@ -34,6 +34,7 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib import rope_scaling
+from posenc_lib.i18n import N_, _
 from posenc_lib.rope_scaling import (  # noqa: F401 - re-exported: the chapter's names for them
     METHODS,
     ntk_base,
@@ -45,9 +46,9 @@ F64 = torch.float64
 
 
 def _sizes(head_dim, base, train_len) -> tuple[int, float, int]:
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     b = validate.positive_float("base", base, minimum=1.0)
-    length = validate.positive_int("train_len (the training length L)", train_len)
+    length = validate.positive_int(_("train_len (the training length L)"), train_len)
     if length < 2:
         raise ValueError(
             f"train_len must be at least 2 (a window with one distance), got {length}."

@@ -29,10 +29,11 @@ import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib._threads import one_thread
+from posenc_lib.i18n import N_
 
 
 def _check_ids(name: str, ids) -> torch.Tensor:
-    validate.integer_tensor(name, ids, "token ids")
+    validate.integer_tensor(name, ids, N_("token ids"))
     validate.tensor(name, ids, min_rank=2, max_rank=2, shape_hint="(1, T)")
     if ids.shape[0] != 1 or ids.shape[1] < 1:
         raise ValueError(

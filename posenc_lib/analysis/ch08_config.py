@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import torch
 
 from posenc_lib import _validate as validate
+from posenc_lib.i18n import N_
 from posenc_lib.rope_scaling import ROPE_SCALING, rope_inv_freq
 
 
@@ -135,7 +136,7 @@ def head_dim_of(config: Mapping) -> int:
             f"config must be a dict (a parsed config.json), got {type(config).__name__}."
         )
     if config.get("head_dim"):
-        return validate.even_int("config['head_dim']", config["head_dim"], "RoPE turns pairs.")
+        return validate.even_int("config['head_dim']", config["head_dim"], N_("RoPE turns pairs."))
     missing = [k for k in ("hidden_size", "num_attention_heads") if config.get(k) is None]
     if missing:
         raise ValueError(
@@ -145,7 +146,7 @@ def head_dim_of(config: Mapping) -> int:
     hidden = validate.positive_int("config['hidden_size']", config["hidden_size"])
     heads = validate.positive_int("config['num_attention_heads']", config["num_attention_heads"])
     return validate.even_int(
-        "hidden_size // num_attention_heads", hidden // heads, "RoPE turns pairs."
+        "hidden_size // num_attention_heads", hidden // heads, N_("RoPE turns pairs.")
     )
 
 

@@ -40,7 +40,7 @@ from posenc_lib import _validate as validate
 from posenc_lib._threads import one_thread
 from posenc_lib.analysis.ch06_rope import decay_bound
 from posenc_lib.analysis.ch07_scaling import wavelengths
-from posenc_lib.i18n import N_
+from posenc_lib.i18n import N_, _
 
 # A fixed English text (about 350 tokens) written for this measurement: plain narrative prose,
 # no repeats, so that no head is rewarded for copying.
@@ -94,7 +94,7 @@ def frequency_bands(
             f"beta_fast must be above beta_slow (turns above which a pair is high frequency, below "
             f"which it is low), got beta_fast={fast:g}, beta_slow={slow:g}."
         )
-    length = validate.positive_int("trained (the context length L)", trained)
+    length = validate.positive_int(_("trained (the context length L)"), trained)
     turns = length / wavelengths(head_dim, base)  # (P,) r_i
     band = torch.ones(turns.shape, dtype=torch.long)  # (P,) mid
     band[turns > fast] = 0
@@ -109,13 +109,13 @@ def pair_energy(x: torch.Tensor) -> torch.Tensor:
     before and after RoPE.
     """
     validate.float_tensor("x", x, shape_hint="(..., Dh)")
-    validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], "RoPE rotates the dims in pairs.")
+    validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], N_("RoPE rotates the dims in pairs."))
     half = x.shape[-1] // 2
     return x[..., :half].pow(2) + x[..., half:].pow(2)  # (..., P)
 
 
 def _check_ids(ids) -> torch.Tensor:
-    validate.integer_tensor("ids", ids, "token ids")
+    validate.integer_tensor("ids", ids, N_("token ids"))
     validate.tensor("ids", ids, min_rank=2, max_rank=2, shape_hint="(1, T)")
     if ids.shape[0] != 1 or ids.shape[1] < 2:
         raise ValueError(

@@ -37,6 +37,7 @@ import torch.nn.functional as F
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch08_cache import greedy_generate_with_cache
+from posenc_lib.i18n import N_
 from posenc_lib.models.smollm import SmolLM, rope_parameters
 from posenc_lib.rope_scaling import METHODS
 
@@ -92,7 +93,7 @@ def long_text_ids(llm: SmolLM, n_tokens: int | None = None) -> torch.Tensor:
 
 
 def _check_ids(ids) -> torch.Tensor:
-    ids = validate.integer_tensor("ids", ids, "token ids")
+    ids = validate.integer_tensor("ids", ids, N_("token ids"))
     if ids.dim() == 1:
         ids = ids[None]
     if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] < 2:

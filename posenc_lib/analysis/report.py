@@ -124,8 +124,8 @@ def position_report(encoding, name: str | None = None, seen: int = 128, unseen: 
     The table measured for uniqueness, smoothness and the offset properties is the longest the
     encoding can make (``f(unseen)``, else ``f(seen)``); for a fixed table, the table itself.
     """
-    seen = validate.positive_int("seen (the training length)", seen)
-    unseen = validate.positive_int("unseen (a longer length)", unseen)
+    seen = validate.positive_int(_("seen (the training length)"), seen)
+    unseen = validate.positive_int(_("unseen (a longer length)"), unseen)
     if seen < 8 or unseen <= seen:
         raise ValueError(
             f"position_report needs 8 <= seen < unseen, got seen={seen}, unseen={unseen}: the "

@@ -16,7 +16,7 @@ import math
 import torch
 
 from posenc_lib import _validate as validate
-from posenc_lib.i18n import tr
+from posenc_lib.i18n import N_, tr
 
 
 def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
@@ -27,7 +27,7 @@ def offset_matrix(q_len, k_len=None, query_offset=0) -> torch.Tensor:
     """
     q = validate.positive_int("q_len", q_len)
     k = q if k_len is None else validate.positive_int("k_len", k_len)
-    validate.table_size(f"a ({q}, {k}) offset matrix", q, k)
+    validate.table_size(N_("a ({q}, {k}) offset matrix"), q, k, q=q, k=k)
     offset = validate.whole_int("query_offset", query_offset)
     return torch.arange(k)[None, :] - (torch.arange(q)[:, None] + offset)  # (T_q, T_k)
 

@@ -185,7 +185,7 @@ def table_dashboard(d_model: int = 8, max_positions: int = 256) -> Dashboard:
     the sequence length T, and a marked position. The readout gives the numbers the chapter asks
     about: the largest |value|, the shortest and longest neighbour step, the step from 2 to 3.
     """
-    d_model = validate.even_int("d_model", d_model, "the sinusoidal table is built from pairs.")
+    d_model = validate.even_int("d_model", d_model, N_("the sinusoidal table is built from pairs."))
     max_positions = validate.positive_int("max_positions", max_positions, maximum=2**d_model)
     if max_positions < 4:
         raise ValueError(f"max_positions must be at least 4, got {max_positions}.")

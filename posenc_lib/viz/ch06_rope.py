@@ -81,7 +81,7 @@ def rope_dashboard(head_dim: int = 16, max_position: int = 127, seed: int = 0) -
     Controls: m, n, the base, and which pair to draw. q and k are fixed random vectors (``seed``).
     The readout gives the pair's angles and the score, which equals the curve at m - n.
     """
-    d = validate.even_int("head_dim", head_dim, "RoPE rotates the dims in pairs.")
+    d = validate.even_int("head_dim", head_dim, N_("RoPE rotates the dims in pairs."))
     top = validate.positive_int("max_position", max_position, maximum=4096)
     q, k = random_query_key(d, seed)  # (D,) each, float64
     style = {"description_width": "initial"}

@@ -52,6 +52,12 @@ def test_the_build_succeeds_with_an_index_at_the_top(site):
             assert (built.folder / folder / f"{notebook.stem}.html").is_file(), notebook
 
 
+def test_one_edition_built_alone_links_to_no_other(site):
+    built, _ = site  # make site builds both editions and links them (tests/tools/test_site_zh.py)
+    for page in ("index.html", "notebooks/05_alibi.html"):
+        assert "posenc-language" not in _page(built, page)
+
+
 def test_the_index_lists_every_chapter_start_page_first(site):
     built, _ = site
     index = _page(built, "index.html")

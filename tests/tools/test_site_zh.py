@@ -65,10 +65,3 @@ def test_the_chinese_pages_are_chinese(both):
     lecture = _read(chinese.folder / "notebooks" / f"{STEM}.html")
     assert "第 5 章" in lecture
     assert "[练习]" not in lecture and "练习" in lecture  # the link cell, rendered as a link
-
-
-def test_one_edition_alone_has_no_switch(tmp_path):
-    with contextlib.redirect_stderr(io.StringIO()):
-        built = build_site(tmp_path / "site", tmp_path / "src", keys=[KEY], live=False)
-    assert "posenc-language" not in _read(built.folder / "notebooks" / f"{STEM}.html")
-    assert check_site(built.folder, tmp_path / "src") == []
