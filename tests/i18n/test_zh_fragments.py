@@ -24,6 +24,9 @@ from posenc_lib.analysis import (
     ch06_rope,
     ch07_extrapolation,
     ch07_scaling,
+    ch08_cache,
+    ch08_config,
+    ch08_heads,
     report,
     toeplitz,
 )
@@ -109,6 +112,26 @@ CASES = [
         lambda: report.position_report(torch.zeros(8, 4), seen=0),
         "seen (the training length) must be at least 1, got 0.",
         "seen (训练长度)",
+    ),
+    (
+        lambda: ch08_heads.pair_energy(torch.ones(3)),
+        "x.shape[-1] (head_dim) must be even, got 3: RoPE rotates the dims in pairs.",
+        "RoPE 把维度两两配对来旋转。",
+    ),
+    (
+        lambda: ch08_heads.frequency_bands(64, 10000.0, trained=0),
+        "trained (the context length L) must be at least 1, got 0.",
+        "trained (上下文长度 L)",
+    ),
+    (
+        lambda: ch08_config.head_dim_of({"head_dim": 7}),
+        "config['head_dim'] must be even, got 7: RoPE turns pairs.",
+        "RoPE 成对旋转维度。",
+    ),
+    (
+        lambda: ch08_cache.greedy_generate_with_cache(None, torch.zeros(1, 3), 2),
+        "prompt must hold token ids (an integer tensor), got dtype torch.float32.",
+        "各 token 的 id",
     ),
 ]
 
