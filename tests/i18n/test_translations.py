@@ -7,6 +7,7 @@ the generator writes from them, with every code cell identical to the English on
 
 from __future__ import annotations
 
+import ast
 import re
 
 import nbformat
@@ -98,3 +99,30 @@ def test_catalog_round_trip(tmp_path):
     assert [(e.cell_id, e.fingerprint, e.text, e.translated) for e in back.values()] == [
         (e.cell_id, e.fingerprint, e.text, e.translated) for e in entries
     ]
+
+
+def test_cells_skipped_in_chinese_are_unchecked_leaves_of_their_english_notebook():
+    """A cell nbval skips in Chinese runs in English in the same suite, checks no output, and
+    defines nothing a later cell reads (else the skip would break the notebook)."""
+    english = {
+        c.id: (i, nb, c)
+        for nb in (translate.ROOT / "notebooks").glob("*.ipynb")
+        for i, c in enumerate(nbformat.read(nb, as_version=4).cells)
+    }
+    for cell_id in translate.NBVAL_SKIP_IN_ZH:
+        index, path, cell = english[cell_id]
+        assert "NBVAL_CHECK_OUTPUT" not in cell.source
+        names = {
+            t.id
+            for t in ast.walk(ast.parse(cell.source))
+            if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+        }
+        later = nbformat.read(path, as_version=4).cells[index + 1 :]
+        used = {
+            n
+            for c in later
+            if c.cell_type == "code"
+            for n in names
+            if re.search(rf"\b{n}\b", c.source)
+        }
+        assert not used, f"{cell_id} defines {used}, used by a later cell"
