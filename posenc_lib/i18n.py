@@ -18,6 +18,7 @@ grader set the second).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
 import io
@@ -126,17 +127,12 @@ def tr(message: str, /, **values: object) -> str:
     return _(message).format(**values)
 
 
+@contextlib.contextmanager
 def in_language(language: str):
     """A context manager: the library speaks ``language`` inside the ``with`` block."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def switched():
-        before = list(_chosen)
-        set_language(language)
-        try:
-            yield
-        finally:
-            _chosen[:] = before
-
-    return switched()
+    before = list(_chosen)
+    set_language(language)
+    try:
+        yield
+    finally:
+        _chosen[:] = before

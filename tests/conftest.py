@@ -1,5 +1,12 @@
 import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
 
+import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
@@ -13,6 +20,8 @@ settings.register_profile(
     "course", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def answer_functions(notebook_path):
@@ -30,3 +39,44 @@ def answer_functions(notebook_path):
         source = "\n".join(ln for ln in cell.source.splitlines() if not ln.startswith("%"))
         exec(compile(source, str(notebook_path), "exec"), namespace)
     return namespace
+
+
+@pytest.fixture
+def make_lab():
+    """``make_lab("lab")`` or ``make_lab("lab-zh")``: that make target serving JupyterLab on a free
+    local port with the token ``course``; returns its base URL once ``/api/status`` answers. Every
+    server started is stopped (its whole process group) when the test ends."""
+    started = []
+
+    def start(target: str, timeout: float = 90.0) -> str:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        args = f"--no-browser --port={port} --IdentityProvider.token=course"
+        proc = subprocess.Popen(
+            ["make", "-s", target, f"LAB_ARGS={args} --ServerApp.open_browser=False"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        started.append(proc)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token=course", timeout=2):
+                    return base
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stdout.read().decode()[-2000:]) from None
+                time.sleep(0.5)
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)

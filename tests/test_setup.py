@@ -2,13 +2,9 @@
 and `make lab` really serves JupyterLab with the widget and ipympl extensions."""
 
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from importlib import metadata
 from pathlib import Path
@@ -81,90 +77,38 @@ def test_lab_has_the_widget_and_ipympl_extensions():
     assert "jupyter-matplotlib" in listing and "@jupyter-widgets/jupyterlab-manager" in listing
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(
     Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
     reason="`make lab` sets up .venv; this test runs only inside it (as `make test` does)",
 )
-def test_make_lab_serves_the_course():
-    port = _free_port()
-    args = f"--no-browser --port={port} --ServerApp.token=course --ServerApp.open_browser=False"
-    proc = subprocess.Popen(
-        ["make", "-s", "lab", f"LAB_ARGS={args}"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}/api/contents/notebooks?token=course"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    listing = json.load(response)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(proc.stdout.read().decode()[-2000:]) from None
-                time.sleep(0.5)
-        names = {item["name"] for item in listing["content"]}
-        assert "00_start_here.ipynb" in names
-        # Widget state is saved with notebooks (overrides.json written by setup).
-        plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
-        settings_url = f"http://127.0.0.1:{port}/lab/api/settings/{plugin}?token=course"
-        with urllib.request.urlopen(settings_url, timeout=5) as response:
-            assert json.load(response)["schema"]["properties"]["saveState"]["default"] is True
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
+def test_make_lab_serves_the_course(make_lab):
+    base = make_lab("lab")
+    with urllib.request.urlopen(f"{base}/api/contents/notebooks?token=course", timeout=5) as r:
+        listing = json.load(r)
+    assert "00_start_here.ipynb" in {item["name"] for item in listing["content"]}
+    # Widget state is saved with notebooks (overrides.json written by setup).
+    plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
+    with urllib.request.urlopen(f"{base}/lab/api/settings/{plugin}?token=course", timeout=5) as r:
+        assert json.load(r)["schema"]["properties"]["saveState"]["default"] is True
 
 
 @pytest.mark.skipif(
     Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
     reason="`make lab-zh` sets up .venv; this test runs only inside it (as `make test` does)",
 )
-def test_make_lab_zh_serves_the_chinese_edition_with_jupyterlab_in_chinese():
-    port = _free_port()
-    args = f"--no-browser --port={port} --ServerApp.token=course --ServerApp.open_browser=False"
-    proc = subprocess.Popen(
-        ["make", "-s", "lab-zh", f"LAB_ARGS={args}"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/contents/zh/notebooks?token=course") as r:
-                    listing = json.load(r)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(proc.stdout.read().decode()[-2000:]) from None
-                time.sleep(0.5)
-        assert "00_start_here.ipynb" in {item["name"] for item in listing["content"]}
-        # JupyterLab's own interface: the official language pack, chosen in lab-zh's settings
-        plugin = "@jupyterlab/translation-extension:plugin"
-        with urllib.request.urlopen(f"{base}/lab/api/settings/{plugin}?token=course") as r:
-            assert json.load(r)["settings"]["locale"] == "zh_CN"
-        with urllib.request.urlopen(f"{base}/lab/api/translations/zh_CN?token=course") as r:
-            pack = json.load(r)["data"]
-        assert pack["jupyterlab"][""]["language"] in ("zh-CN", "zh_CN")
-        assert "文件" in json.dumps(pack["jupyterlab"], ensure_ascii=False)  # the File menu
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
+def test_make_lab_zh_serves_the_chinese_edition_with_jupyterlab_in_chinese(make_lab):
+    base = make_lab("lab-zh")
+    with urllib.request.urlopen(f"{base}/api/contents/zh/notebooks?token=course", timeout=5) as r:
+        listing = json.load(r)
+    assert "00_start_here.ipynb" in {item["name"] for item in listing["content"]}
+    # JupyterLab's own interface: the official language pack, chosen in lab-zh's settings
+    plugin = "@jupyterlab/translation-extension:plugin"
+    with urllib.request.urlopen(f"{base}/lab/api/settings/{plugin}?token=course", timeout=5) as r:
+        assert json.load(r)["settings"]["locale"] == "zh_CN"
+    with urllib.request.urlopen(f"{base}/lab/api/translations/zh_CN?token=course", timeout=5) as r:
+        pack = json.load(r)["data"]
+    assert pack["jupyterlab"][""]["language"] in ("zh-CN", "zh_CN")
+    assert "文件" in json.dumps(pack["jupyterlab"], ensure_ascii=False)  # the File menu
 
 
 def test_the_grader_is_installed_as_a_command():

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from posenc_lib.checks.quiz import chapter_concepts
-from posenc_lib.i18n import LANGUAGES, _, in_language, tr
+from posenc_lib.i18n import LANGUAGES, _, get_language, in_language, tr
 from posenc_lib.viz.registry import chapters
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +101,8 @@ def page_title(key: str) -> str:
     name = f"{name[:1].upper()}{name[1:]}"
     if key == "start":
         return tr("Start page · {name}", name=name)
-    name = _chinese_titles().get(key, name) if _("Chapter") != "Chapter" else name
+    if get_language() == "zh":  # the chapter's own title, as the Chinese start page gives it
+        name = _chinese_titles().get(key, name)
     return tr("Chapter {number} · {name}", number=int(key), name=name)
 
 

@@ -3,13 +3,11 @@ numbers as in English."""
 
 from __future__ import annotations
 
-import re
+from zh_text import CJK
 
 from posenc_lib import sinusoidal_encoding
 from posenc_lib.i18n import in_language
 from posenc_lib.viz.ch00_start import WavePlot, table_map
-
-CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def test_table_map_in_chinese_with_the_same_numbers():

@@ -3,23 +3,14 @@ titles come out in Chinese, with the same numbers as in English."""
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.analysis.ch01_order import reorder_experiment
 from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch01 import c1, q1, q4
 from posenc_lib.i18n import _, in_language
 from posenc_lib.viz.ch01_order import OrderPlot, final_states
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-def _numbers(text: str) -> Counter:
-    return Counter(NUMBER.findall(text))
 
 
 def _unscaled_attention(x, w_q, w_k, w_v):
@@ -45,7 +36,7 @@ def test_named_mistake_in_chinese_with_the_same_numbers():
         assert not CJK.search(english.message)
         assert CJK.search(chinese.message), chinese.message
         assert words in chinese.message
-        assert _numbers(chinese.message) == _numbers(english.message), (
+        assert numbers(chinese.message) == numbers(english.message), (
             english.message,
             chinese.message,
         )
@@ -70,5 +61,5 @@ def test_figure_titles_in_chinese_with_the_same_numbers():
     assert len(chinese) == len(english)
     for en, zh in zip(english, chinese, strict=True):
         assert CJK.search(zh), zh
-        assert _numbers(zh) == _numbers(en)
+        assert numbers(zh) == numbers(en)
     assert CJK.search(states.axes[0].get_title())

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib import binary_encoding
 from posenc_lib.analysis.ch02_naive import neighbour_distances
@@ -15,13 +14,6 @@ from posenc_lib.i18n import in_language
 from posenc_lib.viz.ch02_naive import binary_distances, norm_growth, table_dashboard
 
 matplotlib.use("Agg")
-
-CJK = re.compile(r"[\u4e00-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> list[str]:
-    return NUMBER.findall(text)
 
 
 def _divided_by_t(i, j, lengths):
@@ -43,7 +35,7 @@ def test_a_named_mistake_reads_in_chinese_with_the_same_numbers():
         assert english.status == chinese.status == FAIL
         assert not CJK.search(english.message)
         assert CJK.search(chinese.message), chinese.message
-        assert _numbers(english.message) == _numbers(chinese.message), (english, chinese)
+        assert numbers(english.message) == numbers(chinese.message), (english, chinese)
 
 
 def test_a_concept_mistake_reads_in_chinese():
@@ -77,6 +69,6 @@ def test_figures_and_the_dashboard_are_labelled_in_chinese_with_the_same_numbers
     )
     assert en_titles[-1] == "how long is each position vector?"
     assert all(CJK.search(title) for title in zh_titles), zh_titles
-    assert [_numbers(t) for t in en_titles] == [_numbers(t) for t in zh_titles]
+    assert [numbers(t) for t in en_titles] == [numbers(t) for t in zh_titles]
     assert not CJK.search(en_board) and CJK.search(zh_board) and CJK.search(zh_readout)
-    assert _numbers(en_readout) == _numbers(zh_readout)
+    assert numbers(en_readout) == numbers(zh_readout)

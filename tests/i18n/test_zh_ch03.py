@@ -3,11 +3,10 @@ titles, with the same numbers as in English."""
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 import matplotlib.pyplot as plt
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.absolute import sinusoidal_encoding, sinusoidal_shift_matrix
 from posenc_lib.checks.ch03 import q1, q4
@@ -16,13 +15,6 @@ from posenc_lib.i18n import in_language
 from posenc_lib.viz.ch03_sinusoid import shift_and_turn
 
 matplotlib.use("Agg")
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> list[str]:
-    return sorted(NUMBER.findall(text))
 
 
 def _base_10000_always(n_positions, d_model, base):
@@ -41,7 +33,7 @@ def test_q1_named_mistake_in_chinese_with_the_same_numbers():
     assert "whatever the argument" in english.message  # the English is the source sentence
     assert not CJK.search(english.message)
     assert CJK.search(chinese.message)
-    assert _numbers(chinese.message) == _numbers(english.message)
+    assert numbers(chinese.message) == numbers(english.message)
 
 
 def test_q4_returned_none_is_decided_on_the_outcome_in_both_languages():
@@ -65,4 +57,4 @@ def test_figure_title_in_chinese_with_the_same_numbers():
             titles[language] = fig.axes[0].get_title()
         plt.close(fig)
     assert not CJK.search(titles["en"]) and CJK.search(titles["zh"])
-    assert _numbers(titles["zh"]) == _numbers(titles["en"])
+    assert numbers(titles["zh"]) == numbers(titles["en"])

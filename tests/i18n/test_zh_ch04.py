@@ -3,10 +3,9 @@ titles, with the same numbers as in English."""
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.checks.ch04 import q1
 from posenc_lib.checks.verdicts import FAIL
@@ -15,13 +14,6 @@ from posenc_lib.relative import t5_relative_position_bucket
 from posenc_lib.viz.ch04_relative import bucket_staircases
 
 matplotlib.use("Agg")
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> list[str]:
-    return sorted(NUMBER.findall(text))
 
 
 def _whole_matrix_range(matrix):
@@ -45,7 +37,7 @@ def test_q1_named_mistake_in_chinese_with_the_same_numbers():
     assert "over the whole matrix" in english.message  # the English is the source sentence
     assert not CJK.search(english.message)
     assert CJK.search(chinese.message)
-    assert _numbers(chinese.message) == _numbers(english.message)
+    assert numbers(chinese.message) == numbers(english.message)
 
 
 def test_q1_empty_diagonal_is_decided_on_the_error_in_both_languages():
@@ -67,4 +59,4 @@ def test_figure_title_in_chinese_with_the_same_numbers():
             titles[language] = fig.axes[0].get_title() + " " + fig.axes[0].get_xlabel()
         matplotlib.pyplot.close(fig)
     assert not CJK.search(titles["en"]) and CJK.search(titles["zh"])
-    assert _numbers(titles["zh"]) == _numbers(titles["en"])
+    assert numbers(titles["zh"]) == numbers(titles["en"])

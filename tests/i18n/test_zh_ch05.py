@@ -4,10 +4,10 @@ titles and the dashboard's readout, with the same numbers as in English."""
 from __future__ import annotations
 
 import math
-import re
 
 import matplotlib
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.analysis.ch05_alibi import alibi_view
 from posenc_lib.checks.ch05 import q3
@@ -16,13 +16,6 @@ from posenc_lib.i18n import in_language
 from posenc_lib.viz.ch05_alibi import alibi_dashboard, needle_curves
 
 matplotlib.use("Agg")
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> list[str]:
-    return sorted(NUMBER.findall(text))
 
 
 def _log10_window(slopes, factor):
@@ -38,7 +31,7 @@ def test_q3_named_mistake_in_chinese_with_the_same_numbers():
     assert "log base 10" in english.message  # the English is the source sentence
     assert not CJK.search(english.message)
     assert CJK.search(chinese.message)
-    assert _numbers(chinese.message) == _numbers(english.message)
+    assert numbers(chinese.message) == numbers(english.message)
 
 
 def test_figure_title_in_chinese_with_the_same_numbers():
@@ -52,7 +45,7 @@ def test_figure_title_in_chinese_with_the_same_numbers():
             titles[language] = " ".join([ax.get_title(), ax.get_xlabel(), ax.get_ylabel()])
         matplotlib.pyplot.close(fig)
     assert not CJK.search(titles["en"]) and CJK.search(titles["zh"])
-    assert _numbers(titles["zh"]) == _numbers(titles["en"])
+    assert numbers(titles["zh"]) == numbers(titles["en"])
 
 
 def test_dashboard_readout_in_chinese_with_the_same_numbers():
@@ -62,4 +55,4 @@ def test_dashboard_readout_in_chinese_with_the_same_numbers():
         with in_language(language):
             readouts[language] = alibi_dashboard()._readout(view)
     assert not CJK.search(readouts["en"]) and CJK.search(readouts["zh"])
-    assert _numbers(readouts["zh"]) == _numbers(readouts["en"])
+    assert numbers(readouts["zh"]) == numbers(readouts["en"])

@@ -3,17 +3,13 @@ under ``in_language("zh")``, with the same numbers, points and statuses as in En
 
 from __future__ import annotations
 
-import re
-
 import matplotlib.pyplot as plt
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.checks.ch06 import c2, q1, q3, q4, q5
 from posenc_lib.i18n import in_language
 from posenc_lib.viz import ch06_beyond, ch06_rope
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _both(make):
@@ -23,10 +19,6 @@ def _both(make):
     with in_language("zh"):
         chinese = make()
     return english, chinese
-
-
-def _numbers(text: str) -> list[str]:
-    return NUMBER.findall(text)
 
 
 def _base_is_context(context_length, head_dim):
@@ -54,14 +46,14 @@ def test_named_mistakes_are_chinese_with_the_same_numbers():
         assert english.points == chinese.points == 0
         assert not CJK.search(english.message)
         assert CJK.search(chinese.message), chinese.message
-        assert sorted(_numbers(english.message)) == sorted(_numbers(chinese.message))
+        assert numbers(english.message) == numbers(chinese.message)
 
 
 def test_convention_detective_in_chinese():
     english, chinese = _both(lambda: q4.evaluate(_not_converted))
     assert english.status == chinese.status and not chinese.passed
     assert CJK.search(chinese.message) and not CJK.search(english.message)
-    assert sorted(_numbers(english.message)) == sorted(_numbers(chinese.message))
+    assert numbers(english.message) == numbers(chinese.message)
 
 
 def test_titles_hints_and_concepts_in_chinese():
@@ -71,7 +63,7 @@ def test_titles_hints_and_concepts_in_chinese():
             assert all(CJK.search(hint) for hint in question.shown_hints())
     english, chinese = _both(lambda: c2.evaluate("a"))
     assert english.status == chinese.status and CJK.search(chinese.message)
-    assert sorted(_numbers(english.message)) == sorted(_numbers(chinese.message))
+    assert numbers(english.message) == numbers(chinese.message)
 
 
 def test_figure_titles_in_chinese_with_the_same_numbers():
@@ -94,13 +86,13 @@ def test_figure_titles_in_chinese_with_the_same_numbers():
     for en, zh in zip(english, chinese, strict=True):
         assert not any(CJK.search(t) for t in en)
         assert any(CJK.search(t) for t in zh), zh
-        assert sorted(_numbers(" ".join(en))) == sorted(_numbers(" ".join(zh)))
+        assert numbers(" ".join(en)) == numbers(" ".join(zh))
 
 
 def test_dashboard_readout_in_chinese():
     english, chinese = _both(lambda: ch06_rope.rope_dashboard())
     en, zh = english.readout.value, chinese.readout.value
     assert CJK.search(zh) and not CJK.search(en)
-    assert _numbers(en) == _numbers(zh)
+    assert numbers(en) == numbers(zh)
     for board in (english, chinese):
         plt.close(board.figure)

@@ -3,23 +3,15 @@ come out in Chinese with the same numbers as in English."""
 
 from __future__ import annotations
 
-import re
-
 import matplotlib
 import pytest
+from zh_text import CJK, numbers
 
 from posenc_lib.checks.ch07 import q1, q2, q3, q4
 from posenc_lib.i18n import in_language
 from posenc_lib.viz.ch07_extrapolation import forward_times
 
 matplotlib.use("Agg")
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> list[str]:
-    return sorted(NUMBER.findall(text))
 
 
 def _both(question, answer):
@@ -44,7 +36,7 @@ def test_wrong_answer_in_chinese(question, answer):
     assert english.status == chinese.status == "fail"
     assert not CJK.search(english.message)
     assert CJK.search(chinese.message), chinese.message
-    assert _numbers(chinese.message) == _numbers(english.message), (
+    assert numbers(chinese.message) == numbers(english.message), (
         english.message,
         chinese.message,
     )
@@ -60,7 +52,7 @@ def test_hints_and_title_in_chinese():
     with in_language("zh"):
         hints, title = q2.shown_hints(), q2.shown_title()
     assert all(CJK.search(h) for h in hints) and CJK.search(title)
-    assert [_numbers(h) for h in hints] == [_numbers(h) for h in q2.shown_hints()]
+    assert [numbers(h) for h in hints] == [numbers(h) for h in q2.shown_hints()]
 
 
 def test_figure_labels_in_chinese():
@@ -72,4 +64,4 @@ def test_figure_labels_in_chinese():
     for get in ("get_title", "get_xlabel"):
         en, zh = getattr(english, get)(), getattr(chinese, get)()
         assert not CJK.search(en) and CJK.search(zh), (en, zh)
-        assert _numbers(zh) == _numbers(en)
+        assert numbers(zh) == numbers(en)

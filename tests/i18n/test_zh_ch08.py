@@ -3,23 +3,14 @@ the same numbers as in English (no model is loaded: q1 and q2 are checked on the
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-
 import torch
+from zh_text import CJK, numbers
 
 from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch08 import q1, q2
 from posenc_lib.i18n import in_language
 from posenc_lib.viz import ch08_layout as fig8
 from posenc_lib.viz import ch08_long as long_viz
-
-CJK = re.compile(r"[\u3400-\u9fff]")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _numbers(text: str) -> Counter:
-    return Counter(NUMBER.findall(text))
 
 
 def _both(question, fn):
@@ -34,7 +25,7 @@ def test_q2_rows_left_unchanged_is_named_in_chinese_with_the_same_numbers():
     assert english.status == chinese.status == FAIL
     assert not CJK.search(english.message) and CJK.search(chinese.message), chinese.message
     assert "transformers" in chinese.message and "2i + 1" in chinese.message
-    assert _numbers(english.message) == _numbers(chinese.message), (
+    assert numbers(english.message) == numbers(chinese.message), (
         english.message,
         chinese.message,
     )
@@ -51,7 +42,7 @@ def test_q1_exponent_mistake_is_named_in_chinese_with_the_same_numbers():
     assert english.status == chinese.status == FAIL
     assert CJK.search(chinese.message) and not CJK.search(english.message)
     assert "-2i / D" in english.message and "-2i / D" in chinese.message
-    assert _numbers(english.message) == _numbers(chinese.message), (
+    assert numbers(english.message) == numbers(chinese.message), (
         english.message,
         chinese.message,
     )
@@ -66,7 +57,7 @@ def test_figure_labels_in_chinese():
         copy = long_viz.copy_losses()
     en_ax, zh_ax = english.axes[0], chinese.axes[0]
     assert not CJK.search(en_ax.get_title()) and CJK.search(zh_ax.get_title())
-    assert _numbers(en_ax.get_title()) == _numbers(zh_ax.get_title())
+    assert numbers(en_ax.get_title()) == numbers(zh_ax.get_title())
     assert CJK.search(zh_ax.get_xlabel()) and CJK.search(zh_ax.get_ylabel())
     legend = [t.get_text() for t in zh_ax.get_legend().get_texts()]
     assert "float32" in legend and any(CJK.search(t) for t in legend)
@@ -82,4 +73,4 @@ def test_dashboard_readout_in_chinese_with_the_same_numbers():
     en_text, zh_text = english.readout.value, chinese.readout.value
     assert CJK.search(zh_text) and not CJK.search(en_text)
     assert f"{view.last_quarter:.1f}" in zh_text
-    assert _numbers(en_text) == _numbers(zh_text), (en_text, zh_text)
+    assert numbers(en_text) == numbers(zh_text), (en_text, zh_text)

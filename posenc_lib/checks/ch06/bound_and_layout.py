@@ -158,24 +158,16 @@ def _strided(w, n_heads, source, target):
 
 def _describe_weights(shape, heads, dh, source, target):
     """A case of q4 for messages: the weights' shape, heads, and the two layouts."""
-    if heads > 1:
-        return tr(
-            "w_q and w_k of shape {shape} ({heads} heads of {dh} dims) made for {source!r}, "
-            "target = {target!r}",
-            shape=shape,
-            heads=heads,
-            dh=dh,
-            source=source,
-            target=target,
-        )
-    return tr(
+    many = N_(
+        "w_q and w_k of shape {shape} ({heads} heads of {dh} dims) made for {source!r}, "
+        "target = {target!r}"
+    )
+    one = N_(
         "w_q and w_k of shape {shape} ({heads} head of {dh} dims) made for {source!r}, "
-        "target = {target!r}",
-        shape=shape,
-        heads=heads,
-        dh=dh,
-        source=source,
-        target=target,
+        "target = {target!r}"
+    )
+    return _(many if heads > 1 else one).format(
+        shape=shape, heads=heads, dh=dh, source=source, target=target
     )
 
 
