@@ -58,7 +58,14 @@ VARIANTS = {
     "sinusoidal-scaled": {"position": "sinusoidal", "embed_scale": True},
     "learned": {"position": "learned"},
     "learned-scaled": {"position": "learned", "embed_scale": True},
-    "t5": {"position": "t5"},
+    # T5's buckets as its paper uses them: 32 causal buckets (16 exact, 16 logarithmic), with
+    # max_distance below the training length (T5: 128 at 512 tokens; here 32 at L = 64), so every
+    # bucket, the last included, is met in training and the last one covers all longer distances.
+    "t5": {"position": "t5", "t5_max_distance": L // 2},
+    # The same buckets with max_distance = 2L: distances of 67 and more fall in buckets 27-31,
+    # which no training text of L tokens reaches. They keep their initial 0.0 and meet the model
+    # only past L: what this row measures is untrained parameters, not relative bias.
+    "t5-far-buckets-untrained": {"position": "t5", "t5_max_distance": 2 * L},
     "alibi": {"position": "alibi"},
     "rope": {"position": "rope"},
     # Ruoss et al. 2023 draw positions from a range longer than any test length; ours is 8L, the
