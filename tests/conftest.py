@@ -80,3 +80,18 @@ def make_lab():
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+
+def pytest_collection_finish(session):
+    """Note the size of this session on the config, for tests/test_readme.py: the README states
+    the suite's size, and `make test` (which collects everything) checks it at no cost."""
+    config = session.config
+    config.posenc_items = len(session.items)
+    config.posenc_whole_suite = (
+        config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.option.keyword
+        and not config.option.markexpr
+        and not config.option.deselect
+        and not config.getoption("ignore")
+    )

