@@ -14,6 +14,7 @@ inside Jupyter); ``Grader.grade`` grades one and returns its ``sheet.Row``, neve
 
 from __future__ import annotations
 
+import atexit
 import io
 import multiprocessing
 import os
@@ -124,14 +125,19 @@ class Grader:
         except Invalid as error:
             row.status, row.reason = "invalid", str(error)
         except Exception as error:  # noqa: BLE001 - a grader bug must not lose the row
+            cause = f"{type(error).__name__}: {error}".strip()[:300]
             row.status, row.reason = (
                 "error",
-                _(
-                    "the grader itself failed on this notebook (not the notebook's fault); please "
-                    "report it with the notebook"
+                tr(
+                    "the grader itself failed on this notebook (not the notebook's fault): "
+                    "{cause}; please report it with the notebook",
+                    cause=cause,
                 ),
             )
-            traceback.print_exception(error, file=sys.stderr)  # the details, for the teacher
+            print(
+                f"{row.submission}: {row.reason}", file=sys.stderr
+            )  # one sentence, then the details
+            traceback.print_exception(error, file=sys.stderr)
         row.seconds = time.perf_counter() - started
         return row
 
@@ -144,6 +150,12 @@ class Grader:
         questions = {q.name: q for q in module.QUESTIONS}
         row.max_score = sum(q.points for q in questions.values())
         scratch = tempfile.mkdtemp(prefix="posenc-grade-")
+        try:
+            self._run_in(row, questions, cells, module, scratch)
+        finally:  # on success, on a failure of the grader's own and on Ctrl-C alike
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _run_in(self, row: Row, questions: dict, cells: list[str], module, scratch: str) -> None:
         receive, send = self.context.Pipe(duplex=False)
         job = {
             "cells": cells,
@@ -161,7 +173,7 @@ class Grader:
             "language_variable": ENV,
         }
         process = self.context.Process(target=_sandbox.child_main, args=(send, job), daemon=True)
-        with self._start_lock, _without_main_module():
+        with self._start_lock, _without_main_module(), _short_socket_folder():
             process.start()
         send.close()
         self._live.add(process)
@@ -192,7 +204,6 @@ class Grader:
             timed_out = not done and time.monotonic() >= deadline
             self._stop(process)
             receive.close()
-            shutil.rmtree(scratch, ignore_errors=True)
         self._judge(row, questions, messages)
         if row.status != "ok":
             return
@@ -274,6 +285,43 @@ class Grader:
     def stop_all(self) -> None:
         for process in list(self._live):
             self._stop(process)
+
+
+# A Unix socket's path holds at most 104 (macOS) to 108 (Linux) bytes. The forkserver listens on one
+# in multiprocessing's temporary folder, made under $TMPDIR; a long $TMPDIR (pytest's under xdist,
+# a network home) leaves no room, and every child then fails with "AF_UNIX path too long".
+SOCKET_FOLDER_MAX = 60
+_short_folder: list[str] = []
+
+
+@contextmanager
+def _short_socket_folder():
+    """While the forkserver starts: multiprocessing's temporary folder in a short path of its own
+    (under /tmp, removed at exit) when the usual one would be too long for its socket."""
+    config = multiprocessing.process.current_process()._config  # no public way to set this
+    current = config.get("tempdir") or tempfile.gettempdir()
+    if len(current) <= SOCKET_FOLDER_MAX:
+        yield
+        return
+    if not _short_folder:
+        roots = [r for r in ("/tmp", "/var/tmp") if os.path.isdir(r) and os.access(r, os.W_OK)]
+        if not roots:
+            raise OSError(
+                f"the temporary folder {current!r} is too long for the grader's socket and there "
+                "is no writable /tmp: set TMPDIR to a short folder"
+            )
+        _short_folder.append(tempfile.mkdtemp(prefix="posenc-mp-", dir=roots[0]))
+        atexit.register(shutil.rmtree, _short_folder[0], True)
+    had = "tempdir" in config
+    saved = config.get("tempdir")
+    config["tempdir"] = _short_folder[0]
+    try:
+        yield
+    finally:
+        if had:
+            config["tempdir"] = saved
+        else:
+            config.pop("tempdir", None)
 
 
 @contextmanager
