@@ -82,16 +82,41 @@ def make_lab():
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
-
-def pytest_collection_finish(session):
-    """Note the size of this session on the config, for tests/test_readme.py: the README states
-    the suite's size, and `make test` (which collects everything) checks it at no cost."""
-    config = session.config
-    config.posenc_items = len(session.items)
-    config.posenc_whole_suite = (
+def _whole_suite(config) -> bool:
+    """True when this session runs every test, as `make test` does (no paths, -k, -m, --ignore)."""
+    return (
         config.args_source == pytest.Config.ArgsSource.TESTPATHS
         and not config.option.keyword
         and not config.option.markexpr
         and not config.option.deselect
         and not config.getoption("ignore")
     )
+
+
+def pytest_collection_finish(session):
+    """Note the size of this session on the config, for tests/test_readme.py: the README states
+    the suite's size, and `make test` (which collects everything) checks it at no cost."""
+    session.config.posenc_items = len(session.items)
+    session.config.posenc_whole_suite = _whole_suite(session.config)
+
+
+# Seconds spent in each test file (setup, call and teardown), gathered where the reports arrive
+# (the controller under xdist) and written after a whole-suite run for `make bench`
+# (benchmarks/bench_tests.py prints the slowest files), so the next growth of the suite is seen.
+TEST_TIMES = ROOT / "build" / "test-times.json"
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::")[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or not _whole_suite(config) or not _FILE_SECONDS:
+        return  # an xdist worker, or a partial run
+    import json
+
+    TEST_TIMES.parent.mkdir(exist_ok=True)
+    TEST_TIMES.write_text(json.dumps(dict(sorted(_FILE_SECONDS.items())), indent=1) + "\n")

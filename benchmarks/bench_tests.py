@@ -1,0 +1,40 @@
+"""Where does `make test` spend its time? Prints the ten slowest test files of the last whole run.
+
+`make test` records the seconds spent in each test file (tests/conftest.py writes
+build/test-times.json after a run of the whole suite; summed over both workers, so the total is
+about twice the wall time on 2 cores). The whole of `.ci/run` should stay under 15 minutes on 2
+cores: when it grows, these are the files to look at first.
+
+    python -m benchmarks.bench_tests [N]        (default N = 10)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+TIMES = Path(__file__).resolve().parents[1] / "build" / "test-times.json"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    count = int(argv[0]) if argv else 10
+    if not TIMES.exists():
+        print(
+            f"no {TIMES.relative_to(TIMES.parents[1])} yet: run `make test` (the whole suite) first"
+        )
+        return 0
+    seconds = json.loads(TIMES.read_text(encoding="utf-8"))
+    total = sum(seconds.values())
+    print(
+        f"the {count} slowest test files of the last `make test` ({len(seconds)} files, "
+        f"{total / 60:.1f} worker-minutes in all):"
+    )
+    for path, spent in sorted(seconds.items(), key=lambda kv: -kv[1])[:count]:
+        print(f"{spent:8.1f} s  {100 * spent / total:5.1f} %  {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
