@@ -165,6 +165,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_browser
 	$(BIN)/python -m benchmarks.bench_real_model
 	$(BIN)/python -m benchmarks.bench_hub_sizing
+	$(BIN)/python -m benchmarks.bench_attention_mask
 	$(BIN)/python -m benchmarks.bench_tests
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).

@@ -193,6 +193,41 @@ LIVE_NOTE = N_(
 )
 
 
+# The live dashboard's words (tools/site_frames.py writes them under each dashboard): kept here, in
+# a file tools.translate reads for tools.po, so the Chinese pages say them in Chinese.
+LIVE_CAPTION = N_(
+    "Live on this page: {live}. Each setting's picture and numbers were drawn when the site was "
+    "built, by the same code as the dashboard in JupyterLab"
+)
+LIVE_VALUES = N_("{label} ({count} values, {first} to {last})")
+LIVE_CHOICES = N_("{label} ({choices})")
+LIVE_AND = N_("{first}, {then}")  # joins a control's few values: "16, 64" (Chinese: 16、64)
+LIVE_WHERE = N_(
+    "open {notebook} in JupyterLab (<code>make lab</code>) or run "
+    "<code>make demo CHAPTER={key}</code>"
+)
+LIVE_FIXED = N_("{text}. Fixed here at {fixed}: to move those, and every slider step, {where}.")
+LIVE_EVERY_STEP = N_("{text}. For every slider step, {where}.")
+LIVE_DRAWN_FOR = N_("{summary} Drawn for {settings}. {readout}")
+LIVE_SEPARATOR = N_("; ")  # between the live controls in the caption
+# A lecture's note above its dashboard says that without a kernel the dashboard is a still
+# picture; on the site it moves, so the site says which controls move it instead.
+STILL_PICTURE_NOTE = re.compile(
+    r"\n\n\*[(（][^\n]*(?:\n[^\n]+)*?(?:still picture|静态图)[\s\S]*?[)）]\*\s*$"
+)
+LIVE_HERE = N_(
+    "*(On this page, move {controls}: the picture and the readout below change to the ones drawn "
+    "for that setting when the site was built.)*"
+)
+
+
+def live_here_note(the_plan) -> str:
+    """The sentence that replaces a lecture's still-picture note on the site: which controls move
+    the dashboard below (``the_plan``: its ``site_frames.FramePlan``)."""
+    names = [f"**{control.label}**" for control in the_plan.live]
+    return _(LIVE_HERE).format(controls=_(", ").join(names))
+
+
 def chapter_key(stem: str) -> str:
     """A lecture's chapter key as the dashboard registry writes it: "start", "01" ... "08"."""
     key = stem.split("_", 1)[0]
@@ -211,6 +246,12 @@ def _with_live_dashboards(cells: list, source: Path, live: dict) -> list:
             continue
         path = f"notebooks/{source.name}"
         if key in live:
+            before = out[-2] if len(out) > 1 else None
+            if before is not None and before.cell_type == "markdown":
+                note = "\n\n" + live_here_note(live[key])
+                found = STILL_PICTURE_NOTE.search(before.source)
+                if found:  # replaced as text: the note may hold a backslash
+                    before.source = before.source[: found.start()] + note
             page = site_frames.widget_html(live[key], path)
             text = tr("{title} (live on this page: drawn at build time)", title=live[key].title)
             cell.outputs = [

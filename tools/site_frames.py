@@ -173,6 +173,7 @@ def plan(key: str, thin: bool = False) -> FramePlan:
     the same page and script, a few frames).
     """
     _matplotlib_off_screen()
+    from posenc_lib.i18n import get_language
     from posenc_lib.viz.dashboard import _shown, choices
     from posenc_lib.viz.registry import DASHBOARDS, chapters
 
@@ -197,7 +198,8 @@ def plan(key: str, thin: bool = False) -> FramePlan:
                 continue
         fixed.append((label, _shown(control)))
     width, height = dash.figure.canvas.get_width_height()
-    summary = _summary(DASHBOARDS[name])
+    # The docstring says what the figure shows, in English; another edition shows the title.
+    summary = _summary(DASHBOARDS[name]) if get_language() == "en" else dash.shown_title
     result = FramePlan(key, name, dash.shown_title, summary, live, fixed, dash.readout.value)
     result.size = (width, height)
     _close(dash)
@@ -274,8 +276,13 @@ def render(key: str, out: Path, thin: bool = False) -> Rendered:
             readouts.append(readout)
         frames.append([name, readout_index[readout]])
     _close(dash)
+    from posenc_lib.i18n import _
+    from tools.site import LIVE_DRAWN_FOR
+
     data = {
         "summary": the_plan.summary,
+        "alt": _(LIVE_DRAWN_FOR),  # {summary} {settings} {readout}, in the page's language
+        "separator": _(", "),
         "fixed": [f"{label} = {shown}" for label, shown in the_plan.fixed],
         "controls": [
             {"id": _control_id(the_plan, c), "label": c.label, "labels": [x for x, _ in c.choices]}
@@ -396,8 +403,10 @@ def widget_html(the_plan: FramePlan, notebook: str) -> str:
     parts.append(f'<div class="posenc-live-readout" aria-live="polite">{the_plan.readout}</div>')
     settings = [f"{c.label} = {c.choices[c.initial][0]}" for c in the_plan.live]
     settings += [f"{label} = {shown}" for label, shown in the_plan.fixed]
-    readout_text = html.unescape(re.sub(r"<[^>]+>", "", the_plan.readout))
-    alt = f"{the_plan.summary} Drawn for {', '.join(settings)}. {readout_text}"
+    from posenc_lib.viz.dashboard import caption_text
+
+    readout_text = caption_text(the_plan.readout)  # PE<sub>t</sub> as PEₜ, not "PEt"
+    alt = alt_text(the_plan, settings, readout_text)
     width, height = the_plan.size
     parts.append(
         f'<img class="posenc-live-figure" src="{base}f{the_plan.initial:04d}.webp" '
@@ -412,27 +421,45 @@ def widget_html(the_plan: FramePlan, notebook: str) -> str:
 
 
 def _values_note(control: LiveControl) -> str:
-    labels = [label for label, _ in control.choices]
-    if len(labels) <= 8:
-        return f"{html.escape(control.label)} ({html.escape(', '.join(labels))})"
-    return f"{html.escape(control.label)} ({len(labels)} values, {labels[0]} to {labels[-1]})"
+    import functools
+
+    from posenc_lib.i18n import _
+    from tools.site import LIVE_AND, LIVE_CHOICES, LIVE_VALUES
+
+    labels = [label for label, _value in control.choices]
+    if len(labels) <= 8:  # values joined by a word of the page's language: 100, 10,000
+        joined = functools.reduce(lambda a, b: _(LIVE_AND).format(first=a, then=b), labels)
+        return _(LIVE_CHOICES).format(label=html.escape(control.label), choices=html.escape(joined))
+    return _(LIVE_VALUES).format(
+        label=html.escape(control.label), count=len(labels), first=labels[0], last=labels[-1]
+    )
 
 
 def caption(the_plan: FramePlan, notebook: str) -> str:
-    """Which controls are live on this page, which are not and where they are."""
-    live = "; ".join(_values_note(c) for c in the_plan.live)
-    text = (
-        f"Live on this page: {live}. Each setting's picture and numbers were drawn when the site "
-        "was built, by the same code as the dashboard in JupyterLab"
-    )
-    where = (
-        f"open <code>{html.escape(notebook)}</code> in JupyterLab (<code>make lab</code>) or run "
-        f"<code>make demo CHAPTER={html.escape(the_plan.key)}</code>"
+    """Which controls are live on this page, which are not and where they are, in the language in
+    use (the sentences are in tools/site.py, where tools.translate reads them)."""
+    from posenc_lib.i18n import _
+    from tools.site import LIVE_CAPTION, LIVE_EVERY_STEP, LIVE_FIXED, LIVE_SEPARATOR, LIVE_WHERE
+
+    live = _(LIVE_SEPARATOR).join(_values_note(c) for c in the_plan.live)
+    text = _(LIVE_CAPTION).format(live=live)
+    where = _(LIVE_WHERE).format(
+        notebook=f"<code>{html.escape(notebook)}</code>", key=html.escape(the_plan.key)
     )
     if the_plan.fixed:
-        fixed = ", ".join(f"{html.escape(a)} = {html.escape(b)}" for a, b in the_plan.fixed)
-        return f"{text}. Fixed here at {fixed}: to move those, and every slider step, {where}."
-    return f"{text}. For every slider step, {where}."
+        fixed = _(", ").join(f"{html.escape(a)} = {html.escape(b)}" for a, b in the_plan.fixed)
+        return _(LIVE_FIXED).format(text=text, fixed=fixed, where=where)
+    return _(LIVE_EVERY_STEP).format(text=text, where=where)
+
+
+def alt_text(the_plan: FramePlan, settings: list[str], readout_text: str) -> str:
+    """The figure's alt text: what it shows, the setting it was drawn for, the readout."""
+    from posenc_lib.i18n import _
+    from tools.site import LIVE_DRAWN_FOR
+
+    return _(LIVE_DRAWN_FOR).format(
+        summary=the_plan.summary, settings=_(", ").join(settings), readout=readout_text
+    )
 
 
 # Runs in the page: finds each dashboard's frames (dashboards/<key>/frames.js) and shows the one
@@ -482,8 +509,10 @@ LIVE_JS = r"""/* posenc course: a dashboard's frames, drawn when the site was bu
       var frame = data.frames[flatOf(picks)];
       img.src = folder + frame[0];
       readout.innerHTML = data.readouts[frame[1]];
-      img.alt = data.summary + " Drawn for " + settings.concat(data.fixed).join(", ") + ". " +
-        readout.textContent;
+      img.alt = (data.alt || "{summary} Drawn for {settings}. {readout}")
+        .replace("{summary}", data.summary)
+        .replace("{settings}", settings.concat(data.fixed).join(data.separator || ", "))
+        .replace("{readout}", readout.textContent);
       picks.forEach(function (k, i) {  // the neighbouring frames, so the next move is instant
         [k - 1, k + 1].forEach(function (j) {
           if (j < 0 || j >= data.controls[i].labels.length) return;

@@ -1,11 +1,12 @@
 """Chapter 2's measurement of long-range decay (远程衰减): does a table's similarity fade with distance?
 
-Seed 001 lists decay among the properties a position encoding should have. For a table of position
-vectors the closest reading is chapter 6's reading of RoPE (``ch06_rope.mean_score``: the mean
-score of a vector with itself k positions away, divided by its value at k = 0). For a table that
-is the mean over t of cos(PE_t, PE_{t+k}), ``learned_table.cosine_by_offset``, 1 at k = 0. For the
-sinusoidal table every row has length sqrt(D/2), and the curve is (1 / (D/2)) sum_i cos(k w_i)
-(Vaswani et al. 2017, arXiv:1706.03762, section 3.5), the expected value of chapter 6's mean score.
+Tutorials and blog posts often list decay among the properties a position encoding should have.
+For a table of position vectors the closest reading is chapter 6's reading of RoPE
+(``ch06_rope.mean_score``: the mean score of a vector with itself k positions away, divided by its
+value at k = 0). For a table that is the mean over t of cos(PE_t, PE_{t+k}),
+``learned_table.cosine_by_offset``, 1 at k = 0. For the sinusoidal table every row has length
+sqrt(D/2), and the curve is (1 / (D/2)) sum_i cos(k w_i) (Vaswani et al. 2017, arXiv:1706.03762,
+section 3.5), the expected value of chapter 6's mean score.
 Two readings of a curve c_0, c_1, ...:
 
 - ``rebound``: how far it climbs back above the lowest value it reached at a smaller offset,

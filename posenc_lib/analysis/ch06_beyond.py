@@ -1,7 +1,7 @@
 """Chapter 6, beyond the basics: why only q and k turn, the base as a radix, RoPE on other signals.
 
 - ``shift_gaps``: shift every position by the same amount and measure what changes, with RoPE on
-  the queries and keys (RoFormer, arXiv:2104.09864, eq. 34: nothing changes but rounding) and with
+  the queries and keys (RoFormer, arXiv:2104.09864, eq. 16: nothing changes but rounding) and with
   the values turned too (the output then carries absolute position).
 - ``slowest_wavelength``, ``smallest_base``: the wavelength 2 pi / theta_{D/2-1} of the slowest
   pair, 2 pi base ** ((D - 2) / D), and the smallest base for which it reaches a context length.
@@ -55,7 +55,7 @@ def _attend(q, k, v):
 def shift_gaps(x, w_q, w_k, w_v, shift, base=10000.0) -> ShiftGaps:
     """Attention of ``x`` at positions 0..T-1 and at shift..shift+T-1: what changes.
 
-    x: (T, D_in); w_q, w_k, w_v: (D_in, D). With q and k turned (RoFormer eq. 34), logits and
+    x: (T, D_in); w_q, w_k, w_v: (D_in, D). With q and k turned (RoFormer eq. 16), logits and
     outputs depend on offsets only, so a shift changes them by rounding. With v turned too, the
     output of query m is sum_n a_mn R_n v_n: it depends on the absolute n. Turning it back by
     R_m^T gives sum_n a_mn R_{n - m} v_n, relative again. Float64.

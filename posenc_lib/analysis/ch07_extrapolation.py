@@ -2,10 +2,12 @@
 
 - ``binned``: per-position losses averaged in bins (a readable curve from a few thousand tokens);
 - ``attention_entropy``: how spread out attention is, per layer, at a given length;
+  ``far_attention_share``: how much of it goes to keys at least a given distance back;
 - ``position_score_curves``: the position-only part of a RoPE head's score, pair by pair, against
   the distance; ``score_excess`` and ``new_score_pairs``: which pairs reach scores past L that
   they never reached in training;
-- ``position_cost`` and ``forward_ms``: what a position method costs per token;
+- ``position_cost``, ``forward_ms`` and ``call_ms``: what a position method costs per token;
+  ``fused_attention_accepts``: whether PyTorch's fused attention kernel takes a given mask;
 - ``window_losses``: the loss of every prediction, window by window;
 - ``load_reference`` and ``reference_ratio``: the ALiBi paper's published perplexities (Press,
   Smith, Lewis, ICLR 2022, arXiv:2108.12409, appendix Tables 2 and 3), shipped in
@@ -19,9 +21,12 @@ from __future__ import annotations
 import csv
 import math
 import time
+import warnings
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from posenc_lib import _validate as validate
 from posenc_lib.i18n import N_, tr
@@ -74,6 +79,30 @@ def attention_entropy(model, tokens, length: int, n_tokens: int = 2048) -> torch
         weights = model.attention_weights(ids, layer).double()  # (B, H, T, T)
         entropy = -(weights * weights.clamp_min(1e-300).log()).sum(-1)  # (B, H, T)
         out.append(entropy[..., -max(1, length // 4) :].mean((0, 2)))  # (H,)
+    return torch.stack(out)
+
+
+@torch.no_grad()
+def far_attention_share(
+    model, tokens, length: int, min_distance: int, n_tokens: int = 2048
+) -> torch.Tensor:
+    """The share of attention weight that the queries in the last quarter of each window of
+    ``length`` tokens give to keys at least ``min_distance`` positions back, averaged over those
+    queries and the windows: (layers, H) float64, each in [0, 1].
+
+    For a T5 model with ``max_distance`` d, the keys ``min_distance`` >= d back (or from the first
+    distance that reaches the last bucket) all share one bias, whatever their number.
+    """
+    length = validate.positive_int("length", length)
+    min_distance = validate.positive_int("min_distance", min_distance)
+    ids = _tokens(tokens, length, max(n_tokens, length))  # (B, T)
+    positions = torch.arange(length)
+    far = (positions[:, None] - positions[None, :]) >= min_distance  # (T, T): key far enough back
+    out = []
+    for layer in range(model.config.n_layers):
+        weights = model.attention_weights(ids, layer).double()  # (B, H, T, T)
+        share = (weights * far).sum(-1)  # (B, H, T)
+        out.append(share[..., -max(1, length // 4) :].mean((0, 2)))  # (H,)
     return torch.stack(out)
 
 
@@ -189,17 +218,48 @@ def window_losses(model, tokens, length: int, n_windows: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
-    """The median wall time of ``model(ids)`` in milliseconds, after one warm-up call."""
-    validate.integer_tensor("ids", ids, N_("token ids"))
+def call_ms(fn, repeats: int = 5) -> float:
+    """The median wall time of ``fn()`` in milliseconds, after one warm-up call."""
     repeats = validate.positive_int("repeats", repeats)
-    model(ids)
+    fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        model(ids)
+        fn()
         times.append(1000 * (time.perf_counter() - start))
     return sorted(times)[repeats // 2]
+
+
+def forward_ms(model, ids: torch.Tensor, repeats: int = 5) -> float:
+    """The median wall time of ``model(ids)`` in milliseconds, after one warm-up call."""
+    validate.integer_tensor("ids", ids, N_("token ids"))
+    return call_ms(lambda: model(ids), repeats)
+
+
+def fused_attention_accepts(attn_mask: torch.Tensor, n_heads: int, head_dim: int) -> bool:
+    """Whether ``F.scaled_dot_product_attention`` may run its fused (flash) kernel with this
+    ``attn_mask`` on queries, keys and values of shape (1, H, T, Dh), T read off the mask's last
+    dim; False means it falls back to the unfused "math" path (scores, softmax, weighted sum).
+
+    Asked of PyTorch itself: only the fused backend is allowed (``torch.nn.attention.sdpa_kernel``)
+    and the call either runs or raises "No available kernel". On the CPU in torch 2.13 the flash
+    kernel takes a mask of 2 dims (T, T) or 4 dims (B or 1, H or 1, T, T), and no
+    mask of 3 dims, nor a mask that requires a gradient (``sdp_utils_cpp.h``,
+    check_attn_mask_shape): build the mask under ``torch.no_grad()`` to ask about evaluation.
+    """
+    validate.float_tensor("attn_mask", attn_mask, min_rank=2, max_rank=4, shape_hint="(..., T, T)")
+    n_heads = validate.positive_int("n_heads", n_heads)
+    head_dim = validate.positive_int("head_dim", head_dim)
+    q = torch.zeros(
+        1, n_heads, attn_mask.shape[-1], head_dim, dtype=attn_mask.dtype
+    )  # (1, H, T, Dh)
+    with warnings.catch_warnings(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        warnings.simplefilter("ignore")  # PyTorch explains a refusal in warnings; we return False
+        try:
+            F.scaled_dot_product_attention(q, q, q, attn_mask=attn_mask)
+        except RuntimeError:
+            return False
+    return True
 
 
 # -- the ALiBi paper's published numbers --------------------------------------------------------------

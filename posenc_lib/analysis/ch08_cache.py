@@ -5,7 +5,7 @@ it has seen (the KV cache) so that each new token costs one position of work, no
 whole text. In a RoPE model the cache holds the keys *after* the rotation: transformers' Llama
 attention rotates q and k (``apply_rotary_pos_emb``) and only then calls ``cache.update``. So a
 new token must be rotated to the position it really has, P + j after a prompt of P tokens:
-RoPE's score depends on m - n (RoFormer, Su et al. 2021, arXiv:2104.09864, section 3.4.2, eq. 16),
+RoPE's score depends on m - n (RoFormer, Su et al. 2021, arXiv:2104.09864, section 3.2.2, eq. 16),
 and a query rotated to the wrong m meets keys at the wrong distances.
 
 In transformers 5.24, ``LlamaModel.forward`` takes the cache as ``cache=`` (``past_key_values``

@@ -1,6 +1,6 @@
 """Chapter 8's long-context table: SmolLM2-135M past its 8,192 trained positions, four ways.
 
-    python -m posenc_lib.analysis.ch08_experiment            # about 30 minutes on 2 cores (make experiment-real)
+    python -m posenc_lib.analysis.ch08_experiment            # about 40 minutes on 2 cores (make experiment-real)
     python -m posenc_lib.analysis.ch08_experiment --quick    # a smoke run of a few seconds, tiny lengths
     python -m posenc_lib.analysis.ch08_experiment --out DIR  # choose the folder it writes to
 
@@ -13,8 +13,9 @@ factor 2 over the trained 8,192) it measures, on the 4-bit quantized SmolLM2-135
   frequencies do not depend on the length, so one 16k forward pass gives every shorter window
   too (its first T tokens are exactly the T-window; the tests check this). Dynamic NTK's
   frequencies do depend on the whole input's length, so it gets one pass per window past 8,192;
-- passkey retrieval at 1k, 4k, 8k (three depths each) and 12k (one depth): a 5-digit key hidden
-  in filler, greedy continuation, success if the key appears;
+- passkey retrieval at 1k, 4k, 8k and 12k (three depths each, 0.25, 0.5 and 0.75, one trial
+  each with its own key): a 5-digit key hidden in filler, greedy continuation, success if the
+  key appears;
 - an induction copy test: a random block of 512, 1,024 and 2,048 tokens written twice; the
   second copy's mean loss.
 
@@ -22,8 +23,18 @@ It prints an estimate of the time first, then a tqdm bar. It writes ``results.js
 number, the exact settings, versions and the seconds of each item) to a NEW folder,
 ``./experiment-real-<date-time>/`` unless ``--out`` says otherwise, after every item (so a stopped
 run keeps what it finished), and never writes the committed ``posenc_lib/data/real_model/
-results.json``: copy a run's file there by hand to commit it. At the end it prints its table
-beside the committed one.
+results.json``. At the end it prints its table beside the committed one.
+
+    python -m posenc_lib.analysis.ch08_experiment --only passkey   # only the passkey trials
+    python -m posenc_lib.analysis.ch08_experiment --merge DIR      # DIR's items into the committed file
+
+``--only`` runs one or more kinds of item (ppl, passkey, copy); ``--passkey-lengths 12288`` keeps
+only those passkey prompt lengths. ``--merge DIR`` (no run) copies
+the items DIR/results.json measured into the committed results.json: each measured (method,
+window / length / block) entry replaces the committed one, every other committed number stays
+as it was, and the settings take DIR's for the kinds it measured. It refuses a run of other
+settings (factor, bin, text, model file) or an unfinished run. A full run's file can also be
+copied there by hand.
 
 The model is small (135 M parameters) and 4-bit quantized (Q4_1, dequantized to float32): its
 perplexities are higher than the original's, and a bigger model may hold on longer.
@@ -57,7 +68,7 @@ SETTINGS = {
         "1024": [0.25, 0.5, 0.75],
         "4096": [0.25, 0.5, 0.75],
         "8192": [0.25, 0.5, 0.75],
-        "12288": [0.5],
+        "12288": [0.25, 0.5, 0.75],
     },  # length -> the depths tried (one trial each, seed = trial index)
     "copy_blocks": [512, 1024, 2048],
     "threads": 2,
@@ -85,10 +96,14 @@ def load_results(path: Path = COMMITTED) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def plan(settings: dict, methods) -> list[tuple]:
+KINDS = ("ppl", "passkey", "copy")
+
+
+def plan(settings: dict, methods, kinds=KINDS) -> list[tuple]:
     """The items of a run: ("ppl", method, forward length, [windows]), ("copy", method, block) and
     ("passkey", method, length, depth, seed), the chapter's headline first (see ``_rank``), so a
-    run stopped early on a busy machine still holds the numbers that matter most."""
+    run stopped early on a busy machine still holds the numbers that matter most. ``kinds``
+    keeps only those kinds of item."""
     from posenc_lib.analysis.ch08_long import TRAINED
 
     items = []
@@ -106,6 +121,7 @@ def plan(settings: dict, methods) -> list[tuple]:
             items += [("passkey", method, int(length), depth, seed) for method in methods]
     for block in settings["copy_blocks"]:
         items += [("copy", method, block) for method in methods]
+    items = [i for i in items if i[0] in kinds]
     return sorted(items, key=lambda item: _rank(item, TRAINED, max(windows)))
 
 
@@ -163,6 +179,7 @@ def run(
     settings: dict = SETTINGS,
     progress: bool | None = None,
     llm=None,
+    kinds=KINDS,
 ) -> dict:
     """Run every item of ``plan``, writing ``out``/results.json after each; return the results.
 
@@ -181,7 +198,7 @@ def run(
     torch.set_num_threads(settings["threads"])
     llm = load_smollm() if llm is None else llm
     methods = {name: long.scaling(name, settings["factor"]) for name in long.SCALINGS}
-    items = plan(settings, methods)
+    items = plan(settings, methods, kinds)
     text = long.LONG_TEXT.read_bytes()
     results = {
         "about": "SmolLM2-135M (4-bit, dequantized) past its 8,192 trained positions; see "
@@ -194,6 +211,7 @@ def run(
         },
         "trained": long.TRAINED,
         "settings": settings,
+        "kinds": list(kinds),
         "methods": methods,
         "perplexity": {m: {} for m in methods},
         "copy": {m: {} for m in methods},
@@ -253,6 +271,56 @@ def run(
     results["complete"] = True
     path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return results
+
+
+def merge(run_results: dict, committed: dict) -> dict:
+    """``committed`` with the entries ``run_results`` measured put in (a new dict).
+
+    For each kind the run measured (its "kinds", all three if absent) every (method, window),
+    (method, length) or (method, block) entry of the run replaces the committed one; the others
+    stay as they were. The settings take the run's windows / passkey lengths / copy blocks for
+    those kinds (merged by key for passkey). Raises ValueError for a run that did not finish or
+    was made with other fixed settings (factor, bin, methods, text, model file).
+    """
+    if not run_results.get("complete"):
+        raise ValueError("the run did not finish (complete is false); run it again or to the end.")
+    for key, what in (
+        (("settings", "factor"), "factor"),
+        (("settings", "bin"), "bin"),
+        (("methods",), "methods"),
+        (("text", "sha256"), "long text"),
+        (("versions", "model_file"), "model file"),
+        (("trained",), "trained length"),
+    ):
+        a, b = run_results, committed
+        for k in key:
+            a, b = a[k], b[k]
+        if a != b:
+            raise ValueError(f"the run's {what} ({a!r}) differs from the committed one ({b!r}).")
+    merged = json.loads(json.dumps(committed))  # a deep copy
+    kinds = run_results.get("kinds", list(KINDS))
+    names = {"ppl": "perplexity", "passkey": "passkey", "copy": "copy"}
+    for kind in kinds:
+        for method, rows in run_results[names[kind]].items():
+            merged[names[kind]].setdefault(method, {}).update(json.loads(json.dumps(rows)))
+    s, r = merged["settings"], run_results["settings"]
+    if "ppl" in kinds:
+        s["windows"] = sorted(set(s["windows"]) | set(r["windows"]))
+    if "passkey" in kinds:
+        s["passkey"] = dict(
+            sorted((s["passkey"] | r["passkey"]).items(), key=lambda kv: int(kv[0]))
+        )
+    if "copy" in kinds:
+        s["copy_blocks"] = sorted(set(s["copy_blocks"]) | set(r["copy_blocks"]))
+    merged["seconds"] = round(committed["seconds"] + run_results["seconds"], 1)
+    merged.setdefault("merged", []).append(
+        {
+            "kinds": list(kinds),
+            "seconds": run_results["seconds"],
+            "versions": run_results["versions"],
+        }
+    )
+    return merged
 
 
 def table(results: dict) -> str:
@@ -315,22 +383,57 @@ def main(argv=None) -> int:
         help="perplexity windows in tokens (default 4096 8192 12288 16384)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=KINDS,
+        default=list(KINDS),
+        help="run only these kinds of item (default: all three)",
+    )
+    parser.add_argument(
+        "--passkey-lengths",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="passkey only at these of the default prompt lengths (default 1024 4096 8192 12288)",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        metavar="DIR",
+        help="no run: put DIR/results.json's measured items into the committed results.json",
+    )
     args = parser.parse_args(argv)
+    if args.merge is not None:
+        merged = merge(load_results(args.merge / "results.json"), load_results(COMMITTED))
+        COMMITTED.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+        print(f"merged {args.merge / 'results.json'} into {COMMITTED}:\n{table(merged)}")
+        return 0
     settings = json.loads(json.dumps(QUICK if args.quick else SETTINGS))  # a deep copy
     if args.lengths:
         if min(args.lengths) < 2:
             parser.error("--lengths must be at least 2 tokens each.")
         settings["windows"] = sorted(set(args.lengths))
+    if args.passkey_lengths:
+        unknown = sorted(set(map(str, args.passkey_lengths)) - set(settings["passkey"]))
+        if unknown:
+            parser.error(f"--passkey-lengths: no depths are set for {', '.join(unknown)}.")
+        settings["passkey"] = {
+            n: d for n, d in settings["passkey"].items() if int(n) in args.passkey_lengths
+        }
     settings["threads"] = args.threads
     from posenc_lib.analysis.ch08_long import SCALINGS
 
-    estimate = sum(item_seconds(i) for i in plan(settings, SCALINGS)) * 2 / max(1, args.threads)
+    kinds = tuple(k for k in KINDS if k in args.only)
+    estimate = (
+        sum(item_seconds(i) for i in plan(settings, SCALINGS, kinds)) * 2 / max(1, args.threads)
+    )
     print(
         f"Estimated time: about {_minutes(estimate)} on {args.threads} threads "
         f"(more if other programs share the cores). Writing {args.out / 'results.json'}.",
         flush=True,
     )
-    results = run(args.out, settings)
+    results = run(args.out, settings, kinds=kinds)
     print(f"done in {_minutes(results['seconds'])}\n\nthis run ({args.out}):\n{table(results)}")
     if COMMITTED.exists():
         print(f"\ncommitted ({COMMITTED}):\n{table(load_results())}")

@@ -105,8 +105,8 @@ def frequency_bands(
 def pair_energy(x: torch.Tensor) -> torch.Tensor:
     """x_i^2 + x_{i + Dh/2}^2 for each pair i of the half-split layout: (..., Dh) -> (..., Dh/2).
 
-    The rotation turns each pair without changing this (RoFormer eq. 13), so it is the same
-    before and after RoPE.
+    The rotation turns each pair without changing this (RoFormer eq. 13; section 3.2.2: the
+    rotary matrix is orthogonal), so it is the same before and after RoPE.
     """
     validate.float_tensor("x", x, shape_hint="(..., Dh)")
     validate.even_int("x.shape[-1] (head_dim)", x.shape[-1], N_("RoPE rotates the dims in pairs."))

@@ -1,6 +1,8 @@
 """Chapter 8, section 6: a real RoPE model past its trained length, with and without scaling.
 
-SmolLM2-135M (``posenc_lib.models.smollm``) was trained on 8,192 positions. These measurements
+SmolLM2-135M's config (``posenc_lib.models.smollm``) declares 8,192 positions
+(``max_position_embeddings``; the chapter calls this its trained length, though the field itself
+does not record what lengths the model was trained on). These measurements
 run it on longer inputs with each RoPE scaling set through ``rope_parameters`` (transformers'
 own rotary module does the scaling; ``posenc_lib.rope_scaling`` has the same formulas):
 
@@ -41,7 +43,7 @@ from posenc_lib.i18n import N_
 from posenc_lib.models.smollm import SmolLM, rope_parameters
 from posenc_lib.rope_scaling import METHODS
 
-TRAINED = 8192  # SmolLM2's max_position_embeddings: the length it was trained on
+TRAINED = 8192  # SmolLM2's max_position_embeddings: the length its config declares
 HEAD_DIM = 64  # SmolLM2's head_dim (576 / 9 heads)
 ROPE_THETA = 100000.0  # SmolLM2's rope_theta, the RoPE base
 LONG_TEXT = Path(__file__).resolve().parent.parent / "data" / "real_model" / "long_text.txt"

@@ -40,7 +40,7 @@ from posenc_lib.analysis.ch08_layout import layer0_queries_keys, rotated_logits
 from posenc_lib.models.minilm import reordering
 from posenc_lib.rope import rope_cos_sin
 
-PAIRS = (("我爱你", "你爱我"), ("猫追狗", "狗追猫"))  # the seeds (000, 003, 004): roles swapped
+PAIRS = (("我爱你", "你爱我"), ("猫追狗", "狗追猫"))  # chapter 1's pairs: roles swapped
 SUFFIX = "。"  # a final token that sees every character of the sentence in both orders
 
 

@@ -41,6 +41,8 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from posenc_lib.checks.question import MAX_MESSAGE, Case, Question, _Missing
 from posenc_lib.checks.run import NOT_ATTEMPTED, RETURNED, Outcome
 from posenc_lib.checks.verdicts import FAIL, PASS, Verdict, show
@@ -253,13 +255,14 @@ class MultipleChoice(Concept):
     """A question with 3 to 5 options, exactly one right, answered with its letter as a str.
 
     answer: the right option's key; section: where the lecture teaches it ("section 3 of this
-    chapter").
+    chapter"); answer_keys: expressions no wrong option's ``why`` may contain (the right option's
+    text is always one).
     """
 
     kind = N_("multiple choice")
 
     def __init__(self, name: str, prompt: str, choices: tuple[Choice, ...], answer: str,
-                 section: str):  # fmt: skip
+                 section: str, answer_keys: tuple[str, ...] = ()):  # fmt: skip
         super().__init__(name, prompt, section)
         _require(isinstance(choices, tuple) and all(type(c) is Choice for c in choices), name,
                  "choices must be a tuple of Choice(key, text, why)")  # fmt: skip
@@ -276,6 +279,8 @@ class MultipleChoice(Concept):
                  f"answer must be the key of the one right choice, one of {keys}; got {answer!r}")  # fmt: skip
         self.choices, self.answer = choices, answer
         self.right = choices[keys.index(answer)]
+        # No wrong option's why may give the right one away: its text, and any keys given.
+        self.answer_keys = (self.right.text, *_keys(answer_keys, name))
         self.hints = (
             f"re-read {self.section}; then take the options one at a time and ask whether "
             "something the lecture printed contradicts it.",
@@ -416,13 +421,19 @@ class Numeric(Concept):
     answer: a zero-argument function computing the value with the library or ``math`` (never a
     typed-in constant); rel_tol: the relative error accepted (0.05 for "roughly"); why: how the
     answer is worked out; mistakes: named wrong numbers, each outside the accepted band and far
-    enough from the others to tell apart; unit: the unit asked for ("positions"), or "".
+    enough from the others to tell apart; unit: the unit asked for ("positions"), or "";
+    decimals: the number of decimals a prompt asks for ("Answer to one decimal": 1), which then
+    sets the accepted band to half a unit of the last decimal (9.2 or 9.21 for 9.2103, not 9); a
+    prompt that asks for a precision must give it. answer_keys: expressions of the working that no
+    mistake's ``why`` may contain (the value itself is always one). A NumPy float or int is read as
+    the number it holds.
     """
 
     kind = N_("numeric")
 
     def __init__(self, name: str, prompt: str, answer: Callable[[], float], rel_tol: float,
-                 why: str, mistakes: tuple[Mistake, ...], section: str, unit: str = ""):  # fmt: skip
+                 why: str, mistakes: tuple[Mistake, ...], section: str, unit: str = "",
+                 decimals: int | None = None, answer_keys: tuple[str, ...] = ()):  # fmt: skip
         super().__init__(name, prompt, section)
         _require(callable(answer) and not isinstance(answer, (int, float)), name,
                  "answer must be a zero-argument function that computes the value with the "
@@ -433,10 +444,20 @@ class Numeric(Concept):
         _require(isinstance(unit, str), name, "unit must be a str")
         _require(isinstance(mistakes, tuple) and all(type(m) is Mistake for m in mistakes), name,
                  "mistakes must be a tuple of Mistake(value, why)")  # fmt: skip
+        _require(decimals is None or type(decimals) is int and 0 <= decimals <= 6, name,
+                 f"decimals must be None or an int from 0 to 6; got {decimals!r}")  # fmt: skip
+        _require((decimals is not None) == bool(_PRECISION.search(prompt)), name,
+                 "a prompt that asks for a precision (\"to one decimal\", \"to the nearest whole "
+                 "number\") needs decimals= (the number of decimals asked for), and decimals= needs "
+                 "such a prompt")  # fmt: skip
         value = answer()
         _require(type(value) in (int, float) and math.isfinite(value), name,
                  f"answer() must return a finite int or float; it returned {value!r}")  # fmt: skip
         self.answer, self.value, self.rel_tol = answer, value, rel_tol
+        # Asked "to one decimal", an answer is right when it is the value to that precision: within
+        # half a unit of its last decimal (9.2 or 9.21 for 9.2103, not 9 or 9.3).
+        self.decimals = decimals
+        self.abs_tol = None if decimals is None else 0.5 * 10.0**-decimals + 1e-9
         self.why, self.unit, self.mistakes = why.strip(), unit.strip(), mistakes
         for m in mistakes:
             _require(type(m.value) in (int, float) and math.isfinite(m.value), name,
@@ -452,6 +473,10 @@ class Numeric(Concept):
                          "other: a number near both could not be named")  # fmt: skip
         self.shown_value = format_number(value)
         self.working = _source(answer)
+        # No mistake's why may give the answer away: its value, and the expressions given.
+        self.answer_keys = (self.shown_value, *_keys(answer_keys, name))
+        if decimals is not None:
+            self.answer_keys += (f"{value:.{decimals}f}",)
         self.hints = (
             f"re-read {self.section}; write the formula first, then put in the numbers"
             + (f" (the answer is in {self.unit})." if self.unit else "."),
@@ -476,6 +501,12 @@ class Numeric(Concept):
 
     def near(self, got: float, target: float) -> bool:
         return abs(got - target) <= self.rel_tol * abs(target)
+
+    def accepts(self, got: float) -> bool:
+        """True when ``got`` is the answer, to the precision the question asks for."""
+        if self.abs_tol is not None:
+            return abs(got - self.value) <= self.abs_tol
+        return self.near(got, self.value)
 
     @property
     def not_attempted(self) -> str:
@@ -502,6 +533,8 @@ class Numeric(Concept):
                     text=text,
                 )
             return FAIL, tr("`{function}` is a string, not a number; {ask}.", function=f, ask=ask)
+        if kind in _NUMPY_NUMBERS:  # a NumPy float or int is a number (np.log(10) / 0.25)
+            value, kind = _NUMPY_NUMBERS[kind](value), _NUMPY_NUMBERS[kind]
         if kind is not int and kind is not float:
             return FAIL, tr(
                 "`{function}` is {a_type}, not a number; {ask}.",
@@ -519,8 +552,15 @@ class Numeric(Concept):
             return FAIL, tr("`{function}` is NaN (not a number): {ask}.", function=f, ask=ask)
         if math.isinf(got):
             return FAIL, tr("`{function}` is infinite; set it to a finite number.", function=f)
-        if self.near(got, self.value):
+        if self.accepts(got):
             return PASS, tr("well done: {why}", why=shown(self.why))
+        if self.decimals is not None and self.near(got, self.value):
+            return FAIL, tr(
+                "`{function}` is not given to the precision the question asks for ({decimals} "
+                "decimal places): work the number out to that precision.",
+                function=f,
+                decimals=self.decimals,
+            )
         for mistake in self.mistakes:
             if self.near(got, mistake.value):
                 return FAIL, shown(mistake.why)  # the verdict's header already says "not yet"
@@ -562,6 +602,24 @@ class Numeric(Concept):
             code = f"<code>{html.escape(self.working)}</code>"
             markup += "<p>" + tr("Computed as: {working}", working=code) + "</p>"
         show({"text/plain": text, "text/html": markup})
+
+
+# The prompts that ask for a precision, which ``decimals`` must then give.
+_PRECISION = re.compile(r"\bdecimals?\b|nearest whole|significant (digit|figure)", re.IGNORECASE)
+
+# NumPy's number types (exact types, not subclasses, which could define anything), and the Python
+# type a value of each is read as: the grader's child sends them converted the same way.
+_NUMPY_NUMBERS = {
+    **{t: float for t in (np.float16, np.float32, np.float64)},
+    **{t: int for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                        np.uint64)},
+}  # fmt: skip
+
+
+def _keys(keys, name) -> tuple[str, ...]:
+    _require(isinstance(keys, tuple) and all(isinstance(k, str) and k.strip() for k in keys),
+             name, "answer_keys must be a tuple of non-empty str")  # fmt: skip
+    return keys
 
 
 def _source(fn) -> str:

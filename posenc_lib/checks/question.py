@@ -89,6 +89,10 @@ class Question:
     # while the learner's function runs, so calling one fails with a sentence.
     references: tuple[str, ...] = ()
     slow_hint = N_("look for a Python loop over every entry of a tensor.")  # after "too slow"
+    # The worked solution's key expressions and numbers ("ln(factor)/m", "(T-1)"): no sentence a
+    # check shows for a wrong answer may contain one (``diagnosis.leaked``; tests/checks): the fix
+    # belongs in the hints and ``solution()``, a verdict names the mistake and where to look.
+    answer_keys: tuple[str, ...] = ()
 
     def __init__(self):
         self._next_hint = 0

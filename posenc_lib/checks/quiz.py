@@ -213,6 +213,8 @@ def _numeric_html(q) -> str:
     unit = shown(getattr(q, "unit", ""))
     answer = three_digits(value) + (f" {html.escape(unit)}" if unit else "")
     tolerance = f"{q.rel_tol * 100:.3g}%"
+    if getattr(q, "decimals", None) is not None:  # asked to a precision: half its last unit
+        tolerance = f"±{0.5 * 10.0**-q.decimals:.{q.decimals + 1}f}"
     mistakes = "".join(
         "<li>"
         + tr(

@@ -84,6 +84,8 @@ QUESTION_METHODS = (
 CHECK_CALLS = {"check", "hint", "solution", "ask"}
 # Taken at import, before any learner code runs: what ``encode_answer`` reads a value with.
 _type, _len, _TYPE_NAME = type, len, type.__dict__["__name__"]
+_NUMPY_NUMBERS = dict(_concepts._NUMPY_NUMBERS)  # NumPy number type -> float or int
+_ITEM = np.generic.item  # NumPy's own method: a NumPy scalar as a Python number
 
 
 def limit_resources(memory_bytes: int, cpu_seconds: int, file_bytes: int = 64 * 2**20) -> None:
@@ -174,8 +176,13 @@ def encode_answer(value):
     """A concept question's answer as the child sends it, read without running learner code: an
     exact str (at most ``MAX_TEXT + 1`` characters: longer is judged "a long text" either way),
     int, float, bool or None; anything else (a list, a str subclass, an object with a rigged
-    ``__eq__``) as ``{"__object__": its type's name}``, which the parent's sentence names."""
+    ``__eq__``) as ``{"__object__": its type's name}``, which the parent's sentence names. A NumPy
+    float or int (exactly that type, ``np.log(10) / 0.25``) is sent as the Python number it holds,
+    as ``Numeric.read`` reads it in a notebook."""
     kind = _type(value)
+    if kind in _NUMPY_NUMBERS:
+        number = _ITEM(value)
+        return number if _type(number) is _NUMPY_NUMBERS[kind] else {"__object__": "NumPy scalar"}
     if not (kind is str or kind is int or kind is float or kind is bool or value is None):
         return {"__object__": _TYPE_NAME.__get__(kind)}  # (not a name its metaclass makes up)
     if kind is str and _len(value) > _concepts.MAX_TEXT:

@@ -12,7 +12,14 @@ from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch02_naive import TABLES, table_view
 from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard, dropdown
-from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
+from posenc_lib.viz.figures import (
+    DIVERGING,
+    line_style,
+    new_figure,
+    points,
+    same_curves,
+    to_numpy,
+)
 
 # Chapter 2: colour limits per table, fixed so that switching tables never rescales by surprise.
 TABLE_COLOUR_LIMITS = {"integer": 255.0, "normalized": 1.0, "binary": 1.0, "sinusoidal": 1.0}
@@ -338,7 +345,7 @@ def flip_rates_and_waves(rates, bits, smooth):
     fig = new_figure(9, 2.6)
     ax_rate, ax_wave = fig.subplots(1, 2, width_ratios=[1, 1.6])
     ax_rate.bar(range(n_bits), to_numpy(rates), color="tab:blue")
-    ax_rate.plot(range(n_bits), [1 / 2**k for k in range(n_bits)], "k.", label="1 / 2^j")
+    ax_rate.plot(range(n_bits), [1 / 2**k for k in range(n_bits)], "k.", label=r"$1\,/\,2^j$")
     ax_rate.set(
         yscale="log", xlabel=_("bit j"), ylabel=_("flips per step"), title=_("flip rate per bit")
     )
@@ -378,16 +385,21 @@ def decay_curves(curves, marks=(1, 10, 100)):
     curves: label -> (T,) the curve from offset 0 (``learned_table.cosine_by_offset``); marks:
     offsets drawn as dotted lines. Returns the figure.
     """
-    fig = new_figure(6.4, 3.2)
+    half = {label: to_numpy(values)[: len(values) // 2 + 1] for label, values in curves.items()}
+    equal = same_curves(half)  # e.g. integer and normalized: every cosine is 1
+    names = {label: [label] for label in half if label not in equal}
+    for label, earlier in equal.items():
+        names[earlier].append(label)
+    fig = new_figure(6.4, 2.8)
     ax = fig.subplots()
-    for index, (label, values) in enumerate(curves.items()):
-        values = to_numpy(values)[: len(values) // 2 + 1]  # offsets 0 .. T // 2
-        style = "--" if index % 2 else "-"  # dashed every other line: equal curves both show
-        ax.plot(range(1, len(values)), values[1:], style, label=label, linewidth=1.0)
+    for index, (label, together) in enumerate(names.items()):
+        values = half[label]  # offsets 0 .. T // 2
+        shown = " = ".join(together)  # curves with the same values: one line, both names
+        ax.plot(range(1, len(values)), values[1:], label=shown, linewidth=1.1, **line_style(index))
     for k in marks:
         ax.axvline(k, color="gray", linestyle=":", linewidth=0.8)
     ax.axhline(0, color="gray", linewidth=0.8)
     ax.set(xscale="log", xlabel=_("offset k (log scale)"), ylabel=_("mean cos(PE_t, PE_t+k)"))
     ax.set(ylim=(-0.5, 1.05), title=_("does a position's likeness fade with distance?"))
-    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    ax.legend(fontsize=points(7.5), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return fig

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import ipywidgets as W
+import torch
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch03_sinusoid import sinusoid_view
@@ -16,9 +17,11 @@ from posenc_lib.viz.figures import DIVERGING, heading, new_figure, points, to_nu
 class SinusoidPlot:
     """Chapter 3: one sinusoidal table and what it implies (an ``analysis.ch03_sinusoid.SinusoidView``).
 
-    Top left: the table (T, D), positions along x, dimensions along y (rows past D are blank, so
-    the axes never move when D changes), with t (solid) and t + k (dashed) marked. Top right: the
-    vector PE_t. Bottom left: <PE_t, PE_{t+k}> / (D/2) against the offset k, with k marked; the
+    Top left: the table (T, D), positions along x; along y the sine rows (dims 0, 2, 4, ...) in the
+    upper half and the cosine rows (dims 1, 3, 5, ...) in the lower half, each from the fastest
+    pair down to the slowest, stretched to fill the axes whatever D is (interleaved rows one pixel
+    each, sin near 0 beside cos near 1, read as stripes, not waves); t (solid) and t + k (dashed)
+    are marked. Top right: the vector PE_t, its dims in the same order. Bottom left: <PE_t, PE_{t+k}> / (D/2) against the offset k, with k marked; the
     curve is the same for every t. Bottom right: the wavelength ladder, one point per pair, on a
     log scale, with the table length T as a line.
 
@@ -36,25 +39,30 @@ class SinusoidPlot:
         ax_ladder = self.fig.add_subplot(grid[1, 2:])
         self.axes = (ax_map, ax_vec, ax_dot, ax_ladder)
         n_pos = view.table.shape[0]
-        # The image covers the D rows of the table; the grey background shows below it, and the
-        # axes keep room for max_dims rows, so nothing moves when D changes.
-        ax_map.set_facecolor("#eeeeee")
+        # y runs from 0 (top) to 1 (bottom) whatever D is: sines in the upper half, cosines in
+        # the lower, so nothing moves when D changes.
         self.image = ax_map.imshow(
-            to_numpy(view.table.T),
+            to_numpy(self._by_function(view.table).T),
             aspect="auto",
             cmap=DIVERGING,
             vmin=-1,
             vmax=1,
             interpolation="nearest",
+            extent=(-0.5, n_pos - 0.5, 1, 0),
         )
         self.marker = ax_map.axvline(view.position, color="black", linewidth=1.5)
         self.shifted = ax_map.axvline(view.position, color="black", linewidth=1, linestyle="--")
+        ax_map.axhline(0.5, color="black", linewidth=0.8)
         ax_map.set(xlim=(-0.5, n_pos - 0.5), xticks=[0, n_pos - 1])
-        ax_map.set(ylim=(max_dims - 0.5, -0.5), yticks=[0, max_dims // 2, max_dims - 1])
-        heading(ax_map, _("PE table: position t (solid), t + k (dashed); dimension down"))
+        ax_map.set(ylim=(1, 0))
+        ax_map.set_yticks([0.25, 0.75], labels=["sin", "cos"])
+        heading(
+            ax_map, _("PE table: sin rows, then cos rows, fast pairs on top; t solid, t + k dashed")
+        )
         ax_vec.axvline(0, color="gray", linewidth=0.8)
+        ax_vec.axhline(0.5, color="black", linewidth=0.8)
         (self.vector,) = ax_vec.plot([], [], linestyle="none", marker="o", markersize=2.5)
-        ax_vec.set(xlim=(-1.1, 1.1), ylim=(max_dims - 0.5, -0.5), xticks=[-1, 1], yticks=[])
+        ax_vec.set(xlim=(-1.1, 1.1), ylim=(1, 0), xticks=[-1, 1], yticks=[])
         heading(ax_vec, "PE_t")
         ax_dot.axhline(0, color="gray", linewidth=0.8)
         (self.similarity,) = ax_dot.plot([], [], color="tab:blue", linewidth=1)
@@ -72,15 +80,20 @@ class SinusoidPlot:
         heading(ax_ladder, _("wavelength of each pair i (dotted: T)"))
         self.update(view)
 
+    @staticmethod
+    def _by_function(table):
+        """(T, D) -> (T, D): the sine columns (0, 2, 4, ...), then the cosine columns."""
+        return torch.cat((table[:, 0::2], table[:, 1::2]), dim=1)
+
     def update(self, view) -> None:
         """Show another SinusoidView of the same T (any D up to max_dims), in place."""
         table, t, k = view.table, view.position, view.offset  # (T, D), t, k
-        n_pos, d_model = table.shape
-        self.image.set_data(to_numpy(table.T))
-        self.image.set_extent((-0.5, n_pos - 0.5, d_model - 0.5, -0.5))
+        d_model = table.shape[1]
+        self.image.set_data(to_numpy(self._by_function(table).T))
         self.marker.set_xdata([t, t])
         self.shifted.set_xdata([t + k, t + k])
-        self.vector.set_data(to_numpy(table[t]), range(table.shape[1]))
+        rows = [(j + 0.5) / d_model for j in range(d_model)]  # each dim's row centre, 0..1
+        self.vector.set_data(to_numpy(self._by_function(table[None, t])[0]), rows)
         self.similarity.set_data(to_numpy(view.offsets), to_numpy(view.similarity))
         self.dot.set_data([k], [view.dot / (table.shape[1] / 2)])
         self.ladder.set_data(range(len(view.wavelengths)), to_numpy(view.wavelengths.log10()))
@@ -128,8 +141,7 @@ def pairs_beside_sinusoids(scores, pairs, sinusoid, sinusoid_pairs, turns: float
         for ax in (ax_l, ax_r):
             ax.set_yticks([])
             ax.set_xlim(1, stop - 1)
-            ax.set_ylabel(_("scaled"), fontsize=points(8))
-    axes[0, 0].set_ylabel(_("scaled (RMS 1)"), fontsize=points(8))
+    fig.supylabel(_("scaled (RMS 1)"), fontsize=points(9))  # one label for every row's height
     for ax in axes[-1]:
         ax.set_xlabel(_("position t"))
     return fig

@@ -12,7 +12,7 @@ from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch04_relative import RELATIVE, ShiftResult, bucket_view
 from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import AUTO_WIDTH, Dashboard
-from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
+from posenc_lib.viz.figures import DIVERGING, PALETTE, new_figure, points, to_numpy
 
 
 def _symmetric_map(ax, matrix: torch.Tensor):
@@ -29,12 +29,14 @@ def diagonal_maps(
     """Section 1: (T, T) score matrices side by side, rows = queries i, columns = keys j.
 
     ``panels``: panel title -> (T, T) matrix. A Toeplitz matrix (entry (i, j) depends on j - i
-    only) shows stripes parallel to the diagonal; each panel's colours run over its own +-max.
+    only) shows stripes parallel to the diagonal; each panel's colours run over its own +-max,
+    read on its own colour bar.
     """
-    fig = new_figure(3.0 * len(panels), 3.0)
+    fig = new_figure(3.4 * len(panels), 3.0)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (name, matrix) in zip(axes, panels.items(), strict=True):
-        _symmetric_map(ax, matrix)
+        image = _symmetric_map(ax, matrix)
+        fig.colorbar(image, ax=ax, shrink=0.8)  # each panel its own scale: the text compares sizes
         last = matrix.shape[-1] - 1
         ticks = [0, (last + 1) // 2, last]
         ax.set(title=name, xlabel=_("key j"), xticks=ticks, yticks=ticks)
@@ -59,11 +61,12 @@ def shaw_position_term(term: torch.Tensor, clip: int):
 
 
 def term_maps(terms: dict[str, torch.Tensor]):
-    """Section 4: the terms of a score (name -> (T, T)), one map each, rows = queries, columns = keys."""
-    fig = new_figure(9.6, 2.9)
+    """Section 4: the terms of a score (name -> (T, T)), one map each, rows = queries, columns = keys;
+    each map's colours run over its own +-max, read on its own colour bar."""
+    fig = new_figure(10.4, 2.9)
     axes = fig.subplots(1, len(terms), squeeze=False)[0]
     for ax, (name, term) in zip(axes, terms.items(), strict=True):
-        _symmetric_map(ax, term)
+        fig.colorbar(_symmetric_map(ax, term), ax=ax, shrink=0.8)
         ax.set(title=_(name), xticks=[], yticks=[], xlabel=_("key j"))
     axes[0].set_ylabel(_("query i"))
     return fig
@@ -95,9 +98,10 @@ def moved_scores(results: dict[str, ShiftResult], query: int, key: int, ylabel: 
     dashed for the relative ones (flat, when the scores are translation invariant)."""
     fig = new_figure(8.4, 2.8)
     ax = fig.subplots()
-    for name, result in results.items():
+    for index, (name, result) in enumerate(results.items()):
         style = "--" if name in RELATIVE else "-"
-        ax.plot(result.shifts, to_numpy(result.scores[:, query, key]), style, label=_(name))
+        ax.plot(result.shifts, to_numpy(result.scores[:, query, key]), style, label=_(name),
+                color=PALETTE[index % len(PALETTE)])  # fmt: skip
     ax.set(xlabel=_("start position of the sentence"), ylabel=ylabel)
     ax.set_title(_("the same two words, moved through the text"))
     ax.legend(fontsize=points(8), loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)

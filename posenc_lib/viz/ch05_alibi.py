@@ -6,13 +6,14 @@ import math
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
+from matplotlib import patheffects
 from matplotlib.ticker import MaxNLocator, NullLocator
 
 from posenc_lib import _validate as validate
 from posenc_lib.analysis.ch05_alibi import MAX_VIEW_POSITIONS, alibi_view
 from posenc_lib.i18n import N_, _, tr
 from posenc_lib.viz.dashboard import Dashboard
-from posenc_lib.viz.figures import new_figure, to_numpy
+from posenc_lib.viz.figures import new_figure, ordered_style, to_numpy
 
 
 class AlibiPlot:
@@ -188,6 +189,8 @@ def bias_and_weights(bias, weights, slope: str):
         )
         fig.colorbar(image, ax=ax, shrink=0.8)
         ax.set(title=title, xlabel=_("key j"), ylabel=_("query i"))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # positions are integers
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     return fig
 
 
@@ -236,7 +239,11 @@ def head_biases(bias, windows, slopes):
         image = ax.imshow(to_numpy(shown), cmap=cmap, vmin=-10, vmax=0, interpolation="nearest")
         w = windows[h].item()
         if w < n_show:  # the line j = i - window: below it, keys cost more than a factor 10
-            ax.plot([0, n_show - 1 - w], [w, n_show - 1], color="white", lw=1.2)
+            # white edged in black: seen on the yellow band next to the diagonal and on the dark
+            # purple below it alike
+            outline = [patheffects.withStroke(linewidth=3.2, foreground="black")]
+            ax.plot([0, n_show - 1 - w], [w, n_show - 1], color="white", lw=1.4,
+                    path_effects=outline)  # fmt: skip
         ax.set_title(
             tr("head {h}: m = 1/{inverse}", h=h + 1, inverse=round(1 / slopes[h].item())),
             fontsize=9,
@@ -255,13 +262,13 @@ def query_rows(rows, query: int, title: str):
     rows: label -> (T,) weights (drawn solid, dashed, solid, ...); query: its position, marked
     by a grey line. Returns the figure.
     """
-    fig = new_figure(6.4, 2.5)
+    fig = new_figure(6.4, 3.0)
     ax = fig.subplots()
     for k, (label, row) in enumerate(rows.items()):
         ax.plot(to_numpy(row), "--" if k % 2 else "-", label=label, lw=1.5)
     ax.axvline(query, color="gray", lw=0.8)
     ax.set(xlabel=_("key j"), ylabel=_("weight"), title=title)
-    ax.legend(fontsize=8)
+    fig.legend(fontsize=8, loc="outside lower center", ncol=2)  # below the axes: hides no curve
     return fig
 
 
@@ -275,9 +282,9 @@ def far_share(lengths, shares, trained: int):
     heads = len(shares)
     fig = new_figure(6.4, 2.8)
     ax = fig.subplots()
-    for h in range(heads):
-        colour = plt.cm.viridis(h / (heads - 1))
-        ax.plot(to_numpy(lengths), to_numpy(shares[h]), label=tr("head {h}", h=h + 1), color=colour)
+    for h in range(heads):  # neighbouring heads, close in colour, alternate solid and dashed
+        ax.plot(to_numpy(lengths), to_numpy(shares[h]), label=tr("head {h}", h=h + 1),
+                **ordered_style(h, heads))  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set(
         xlabel=tr("sequence length T (trained on {trained})", trained=trained),
@@ -298,11 +305,9 @@ def needle_curves(distances, curves, no_alibi: float, advantage: float):
     heads = len(curves)
     fig = new_figure(6.0, 2.6)
     ax = fig.subplots()
-    for h in range(heads):
-        colour = plt.cm.viridis(h / (heads - 1))
-        ax.plot(
-            to_numpy(distances), to_numpy(curves[h]), color=colour, label=tr("head {h}", h=h + 1)
-        )
+    for h in range(heads):  # neighbouring heads, close in colour, alternate solid and dashed
+        ax.plot(to_numpy(distances), to_numpy(curves[h]), label=tr("head {h}", h=h + 1),
+                **ordered_style(h, heads))  # fmt: skip
     ax.axhline(no_alibi, color="black", ls="--", lw=1, label=_("no ALiBi"))
     ax.set(
         xscale="log",

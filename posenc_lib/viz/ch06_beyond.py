@@ -4,7 +4,7 @@ the signal, and 2-D RoPE on a grid of patches (measurements in ``analysis.ch06_b
 from __future__ import annotations
 
 from posenc_lib.i18n import _, tr
-from posenc_lib.viz.figures import DIVERGING, new_figure, points, to_numpy
+from posenc_lib.viz.figures import DIVERGING, PALETTE, new_figure, points, to_numpy
 
 
 def shift_changes(shifts, changes):
@@ -46,8 +46,8 @@ def wavelength_vs_base(bases, wavelengths, models):
     ax.plot(
         to_numpy(bases), to_numpy(bases), color="gray", linestyle="--", label=_("context = base")
     )
-    for name, (base, context) in models.items():
-        ax.plot([base], [context], "o")
+    for n, (name, (base, context)) in enumerate(models.items()):
+        ax.plot([base], [context], "o", color=PALETTE[n % len(PALETTE)])
         ax.annotate(
             name, (base, context), fontsize=points(7), xytext=(4, -3), textcoords="offset points"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import ipywidgets as W
+from matplotlib.ticker import MaxNLocator
 
 from posenc_lib.analysis.ch07_scaling import METHODS as SCALING_METHODS
 from posenc_lib.analysis.ch07_scaling import scaling_view
@@ -59,7 +60,7 @@ class ScalingPlot:
         ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel=_("evaluation length"))
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title(_("perplexity (mean of seeds); grey: RoPE, --: tuned"), fontsize=points(9))
+        ax_p.set_title(_("perplexity (mean of seeds)\ngrey: RoPE, --: tuned"), fontsize=points(9))
         self._method = None
         self.update(view)
 
@@ -182,18 +183,90 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
 
 # -- the lecture's still figures ---------------------------------------------------------------------
 
-# One colour per position encoding of the tiny model, in every figure of the chapter.
+# One colour per position encoding of the tiny model, in every figure of the chapter; the
+# "x sqrt(d)" variants share their table's colour, dashed (METHOD_LINESTYLES). Any two colours
+# differ by more than 20 in CIEDE2000 (tests/viz/test_figure_legibility.py): brown beside red read
+# as one colour, so the learned table is cyan.
 METHOD_COLOURS = {
     "none": "0.5",
     "sinusoidal": "tab:orange",
-    "learned": "tab:brown",
+    "learned": "tab:cyan",
     "t5": "tab:green",
+    "t5-far-buckets-untrained": "tab:olive",  # T5's kin, 23.5 apart from tab:green (CIEDE2000)
     "alibi": "tab:blue",
     "rope": "tab:red",
     "sinusoidal-scaled": "tab:orange",
-    "learned-scaled": "tab:brown",
+    "learned-scaled": "tab:cyan",
     "rope-randomized": "tab:purple",
 }
+METHOD_LINESTYLES = {"sinusoidal-scaled": "--", "learned-scaled": "--"}
+
+
+def method_style(name: str) -> dict:
+    """The colour and linestyle a method's line has in every figure of the chapter."""
+    return {"color": METHOD_COLOURS[name], "linestyle": METHOD_LINESTYLES.get(name, "-")}
+
+
+_OTHER_COLOURS = ("0.2", "tab:brown", "tab:pink")  # rows of no method of the chapter, in order
+
+
+def row_style(name: str, k: int = 0) -> dict:
+    """The style of a row of the experiment's results: its method's colour and linestyle
+    (``method_style``), diamonds for the "-scaled" tables, dotted for a sliding window, square
+    markers once fine-tuned.
+
+    name: a row of ``results["rows"]``, a method ("rope") or a method and a variant
+    ("rope, window L", "learned-scaled, interpolated + fine-tuned"); a row of no method of the
+    chapter takes the k-th of ``_OTHER_COLOURS``.
+    """
+    method, _, variant = name.partition(", ")
+    if method in METHOD_COLOURS:
+        style = method_style(method) | {"marker": "o"}
+    else:
+        style = {"color": _OTHER_COLOURS[k % len(_OTHER_COLOURS)], "linestyle": "-", "marker": "o"}
+    if method.endswith("-scaled"):  # a lone point at L shows no dashes: a diamond tells it apart
+        style["marker"] = "D"
+    if "window" in variant:
+        style["linestyle"] = ":"
+    if "fine-tuned" in variant:
+        style["marker"] = "s"
+    return style
+
+
+# Perplexities span 3 to 1000 on a log axis: a tick per decade alone leaves values near 3 unread.
+_LOG_TICK_SETS = (
+    (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8),
+    (1, 1.5, 2, 3, 5, 7),
+    (1, 2, 5),
+    (1, 3),
+    (1,),
+)
+
+
+def _label_log_axis(ax, most: int = 7) -> None:
+    """Labelled ticks on a log y axis: the finest of ``_LOG_TICK_SETS`` (per decade) that puts at
+    least 2 and at most ``most`` ticks in view. An axis spanning less than a factor of 1.5 gets
+    evenly spaced ticks instead (on so short a span a log axis looks linear)."""
+    low, high = ax.get_ylim()
+    ax.minorticks_off()
+    if high / low < 1.5:
+        ticks = [t for t in MaxNLocator(5).tick_values(low, high) if low <= t <= high]
+        ax.set_yticks(ticks, labels=[f"{t:g}" for t in ticks])
+        ax.set_ylim(low, high)
+        return
+    for steps in _LOG_TICK_SETS:
+        ticks = [
+            step * 10.0**decade
+            for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+            for step in steps
+            if low <= step * 10.0**decade <= high
+        ]
+        if 2 <= len(ticks) <= most:
+            break
+    ax.set_yticks(ticks, labels=[f"{t:g}" for t in ticks])
+    ax.set_ylim(low, high)
+
+
 LENGTH_LABELS = ["L", "2L", "4L", "8L"]
 
 
@@ -201,8 +274,9 @@ def perplexity_growth(methods, lengths, train_len: int, paper, ours_to_paper):
     """Perplexity / perplexity at L against the evaluation length / L (log-log): ours (left),
     the ALiBi paper's Table 2 (right).
 
-    methods: name -> {"ppl": {str(length): perplexity or None}}; lengths: the lengths evaluated;
-    paper: the paper's table ({"L_valid": [...], "<name>_ppl": [...]}, None where it ran out of
+    methods: name -> {"ppl": {str(length): perplexity or None}}, and, where given,
+    "seeds": {str(length): [one perplexity per seed]}, drawn as the band from the lowest to the
+    highest seed's own ratio; lengths: the lengths evaluated; paper: the paper's table ({"L_valid": [...], "<name>_ppl": [...]}, None where it ran out of
     memory); ours_to_paper: our name -> the paper's. Returns the figure.
     """
     fig = new_figure(7.6, 2.6)
@@ -211,47 +285,64 @@ def perplexity_growth(methods, lengths, train_len: int, paper, ours_to_paper):
         ppl = [entry["ppl"][str(t)] for t in lengths]
         known = [k for k, p in enumerate(ppl) if p is not None]  # the learned model stops at L
         x, y = [lengths[k] / train_len for k in known], [ppl[k] / ppl[0] for k in known]
-        ax_ours.plot(x, y, "o-", color=METHOD_COLOURS[name], label=name, markersize=4)
+        ax_ours.plot(x, y, marker="o", label=name, markersize=4, **method_style(name))
+        if "seeds" in entry and len(known) == len(lengths):  # each seed over its own value at L
+            per_seed = [
+                [p / p0 for p, p0 in zip(entry["seeds"][str(t)], entry["seeds"][str(lengths[0])],
+                                         strict=True)]
+                for t in lengths
+            ]  # fmt: skip
+            ax_ours.fill_between(x, [min(r) for r in per_seed], [max(r) for r in per_seed],
+                                 color=METHOD_COLOURS[name], alpha=0.2, linewidth=0)  # fmt: skip
     for name, theirs in ours_to_paper.items():
         column = paper[f"{theirs}_ppl"]  # None where the paper ran out of memory
         known = [k for k, p in enumerate(column) if p is not None]
         x = [paper["L_valid"][k] / paper["L_valid"][0] for k in known]
         y = [column[k] / column[0] for k in known]
-        ax_paper.plot(x, y, color=METHOD_COLOURS[name], label=theirs)
-    ax_ours.set(
-        title=tr("ours: L = {train_len} characters", train_len=train_len),
-        ylabel=_("perplexity / perplexity at L"),
+        ax_paper.plot(x, y, label=theirs, **method_style(name))
+    ax_ours.set_title(
+        tr("ours: L = {train_len} characters", train_len=train_len)
+        + "\n"
+        + _("bands: lowest to highest seed"),
+        fontsize=points(9),
     )
-    ax_paper.set(title=_("ALiBi paper, Table 2: L = 512 tokens"))
+    ax_ours.set_ylabel(_("perplexity / perplexity at L"))
+    ax_paper.set_title(_("ALiBi paper, appendix Table 2:\nL = 512 tokens"), fontsize=points(9))
     for ax in (ax_ours, ax_paper):
         ax.set(xscale="log", yscale="log", xlabel=_("evaluation length / L"), xlim=(0.9, 9))
         ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
-        ax.set_yticks([1, 10, 100], labels=["1", "10", "100"])
         ax.minorticks_off()
         ax.axhline(1, color="lightgray", linewidth=0.8)
         ax.legend(fontsize=7, loc="upper left")
+    _label_log_axis(ax_ours)  # the y axis is shared
     return fig
 
 
 def loss_by_position(binned, width: int, train_len: int, n_windows: int):
-    """Mean loss against the position in the window, one line per model, L marked.
+    """Mean loss against the position in the window, one line per model, L marked: every model
+    (top), and the same lines zoomed on the band of 0.8 to 3.2 nats (bottom), where T5, NoPE, RoPE
+    and ALiBi part.
 
     binned: name -> (T / width,) mean loss of each bin of ``width`` positions. Returns the figure.
     """
-    fig = new_figure(7.0, 2.2)
-    ax = fig.subplots()
-    for name, values in binned.items():
-        centres = [k * width + width / 2 for k in range(len(values))]
-        ax.plot(centres, to_numpy(values), color=METHOD_COLOURS[name], label=name, linewidth=1.3)
-    ax.axvline(train_len, color="black", linestyle="--", linewidth=1)
-    ax.text(train_len + 6, 0.25, tr("training length L = {L}", L=train_len), fontsize=8)
+    fig = new_figure(7.0, 3.9)
+    ax_all, ax_zoom = fig.subplots(2, 1, sharex=True, height_ratios=[1, 1.3])
+    for ax in (ax_all, ax_zoom):
+        for name, values in binned.items():
+            centres = [k * width + width / 2 for k in range(len(values))]
+            ax.plot(centres, to_numpy(values), linewidth=1.3,
+                    label=name if ax is ax_all else None, **method_style(name))  # fmt: skip
+        ax.axvline(train_len, color="black", linestyle="--", linewidth=1)
+    ax_all.text(train_len + 6, 0.25, tr("training length L = {L}", L=train_len), fontsize=8)
+    top = max(float(to_numpy(values).max()) for values in binned.values())  # the highest bin
     xlabel = tr(
         "position in the window (each point: {width} positions, {n_windows} windows)",
         width=width,
         n_windows=n_windows,
     )
-    ax.set(xlabel=xlabel, xlim=(0, 8 * train_len))
-    ax.set(ylabel=_("mean loss (nats)"), ylim=(0, 8.5))
+    ax_zoom.set(xlabel=xlabel, xlim=(0, 8 * train_len), ylim=(0.8, 3.2))
+    ax_all.set(ylabel=_("mean loss (nats)"), ylim=(0, max(8.5, 1.05 * top)))
+    ax_zoom.set_ylabel(_("zoomed: 0.8 to 3.2"))
     fig.legend(fontsize=8, ncol=6, loc="outside upper center", frameon=False)
     return fig
 
@@ -365,7 +456,7 @@ def forward_times(rounds, middle):
     rounds: name -> the times of each round; middle: name -> their median. Returns the figure.
     """
     names = list(rounds)
-    fig = new_figure(5.2, 2.2)
+    fig = new_figure(6.0, 2.2)
     ax = fig.subplots()
     low = [middle[n] - min(rounds[n]) for n in names]
     high = [max(rounds[n]) - middle[n] for n in names]
@@ -386,23 +477,26 @@ def seed_bands(results: dict, panels: dict):
     panels: panel title -> list of row names. A row is drawn only at the lengths where it ran.
     Returns the figure.
     """
-    fig = new_figure(3.0 * len(panels) + 0.6, 2.7)
+    fig = new_figure(3.3 * len(panels) + 0.6, 2.8)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     lengths, train_len = results["lengths"], results["L"]
-    palette = ["tab:orange", "tab:blue", "tab:green", "tab:red", "tab:purple", "0.4"]
     for ax, (title, rows) in zip(axes, panels.items(), strict=True):
-        for k, name in enumerate(rows):
-            row = results["rows"][name]
+        others = 0  # rows of no method of the chapter seen so far in this panel
+        for name in rows:
+            row, style = results["rows"][name], row_style(name, others)  # one colour per method
+            others += name.partition(", ")[0] not in METHOD_COLOURS
             known = [t for t in lengths if row["ppl"][str(t)] is not None]
             x = [t / train_len for t in known]
-            colour = palette[k % len(palette)]
-            ax.plot(x, [row["ppl"][str(t)] for t in known], "o-", color=colour, markersize=3,
-                    label=name, linewidth=1.2)  # fmt: skip
+            ax.plot(x, [row["ppl"][str(t)] for t in known], markersize=3, label=name,
+                    linewidth=1.2, **style)  # fmt: skip
             ax.fill_between(x, [row["min"][str(t)] for t in known],
-                            [row["max"][str(t)] for t in known], color=colour, alpha=0.2)  # fmt: skip
-        ax.set(xscale="log", yscale="log", xlabel=_("evaluation length / L"), title=title)
+                            [row["max"][str(t)] for t in known], color=style["color"],
+                            alpha=0.15, linewidth=0)  # fmt: skip
+        ax.set(xscale="log", yscale="log", xlabel=_("evaluation length / L"), xlim=(0.85, 9.5))
+        ax.set_title(title, fontsize=points(9))
         ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
         ax.minorticks_off()
-        ax.legend(fontsize=6.5, loc="upper left")
-    axes[0].set_ylabel(tr("perplexity ({n} seeds: mean, min-max band)", n=len(results["seeds"])))
+        _label_log_axis(ax)
+        ax.legend(fontsize=6.5, loc="best")
+    axes[0].set_ylabel(tr("perplexity\n({n} seeds: mean, min-max band)", n=len(results["seeds"])))
     return fig

@@ -7,7 +7,16 @@ Each function takes results from ``analysis.ch08_config``, ``analysis.ch08_layou
 from __future__ import annotations
 
 from posenc_lib.i18n import _, tr
-from posenc_lib.viz.figures import DIVERGING, SEQUENTIAL, label_tokens, new_figure, points, to_numpy
+from posenc_lib.viz.figures import (
+    DIVERGING,
+    PALETTE,
+    SEQUENTIAL,
+    label_tokens,
+    new_figure,
+    points,
+    same_curves,
+    to_numpy,
+)
 
 
 def published_wavelengths(wavelengths, lengths):
@@ -19,11 +28,17 @@ def published_wavelengths(wavelengths, lengths):
     """
     fig = new_figure(6.4, 3.0)
     ax = fig.subplots()
+    repeats = same_curves(wavelengths)  # e.g. Llama 2 and Mistral: head_dim 128, base 10000
     for n, (model, waves) in enumerate(wavelengths.items()):
         pairs = len(waves)
         place = [2 * i / (2 * pairs) for i in range(pairs)]
-        ax.plot(place, to_numpy(waves), color=f"C{n}", linewidth=1.3, label=model)
-        ax.axhline(lengths[model], color=f"C{n}", linewidth=0.7, linestyle=":")
+        colour = PALETTE[n % len(PALETTE)]
+        # A model whose curve a later one repeats is drawn wide beneath it; the later, dashed.
+        style = {"linewidth": 3.0} if model in repeats.values() else {"linewidth": 1.3}
+        if model in repeats:
+            style["linestyle"] = "--"
+        ax.plot(place, to_numpy(waves), color=colour, label=model, **style)
+        ax.axhline(lengths[model], color=colour, linewidth=0.7, linestyle=":")
     ax.set_yscale("log")
     ax.set(xlabel=_("pair place 2i / head_dim"), ylabel=_("wavelength (positions)"))
     ax.set_title(

@@ -19,7 +19,7 @@ from posenc_lib.i18n import N_, _, tr
 from posenc_lib.rope_scaling import rope_inv_freq
 from posenc_lib.viz.ch07_extrapolation import ScalingPlot
 from posenc_lib.viz.dashboard import Dashboard, dropdown
-from posenc_lib.viz.figures import new_figure, points, to_numpy
+from posenc_lib.viz.figures import new_figure, points, same_curves, to_numpy
 
 # One colour per method, the same as chapter 7's scaling figures; no scaling in grey.
 COLOURS = {"none": "0.45", **ScalingPlot.COLOURS}
@@ -112,12 +112,20 @@ def copy_losses(results: dict | None = None):
     blocks = [str(b) for b in results["settings"]["copy_blocks"]]
     fig = new_figure(4.2, 2.4)
     ax = fig.subplots()
-    for method, rows in results["copy"].items():
-        known = [b for b in blocks if b in rows]
-        # dynamic NTK equals no scaling on inputs within 8,192 tokens: dashed, so both show
-        style = "o--" if method == "dynamic" else "o-"
-        ax.plot([int(b) for b in known], [rows[b]["second"] for b in known], style,
-                color=COLOURS.get(method), label=_label(method))  # fmt: skip
+    curves = {
+        method: {int(b): rows[b]["second"] for b in blocks if b in rows}
+        for method, rows in results["copy"].items()
+    }
+    # dynamic NTK equals no scaling on inputs within 8,192 tokens: methods with the same losses
+    # are one line with both names, which a second line on top would hide
+    repeats = same_curves({m: [c.get(int(b)) for b in blocks] for m, c in curves.items()})
+    names = {method: [_label(method)] for method in curves if method not in repeats}
+    for method, earlier in repeats.items():
+        names[earlier].append(_label(method))
+    for method, together in names.items():
+        known = curves[method]
+        ax.plot(list(known), list(known.values()), "o-", color=COLOURS.get(method),
+                label=" = ".join(together))  # fmt: skip
     ax.axhline(math.log(49152), color="0.6", linestyle=":", linewidth=1,
                label=_("uniform guess, ln 49,152"))  # fmt: skip
     top = max(rows[b]["second"] for rows in results["copy"].values() for b in rows if b in blocks)

@@ -154,7 +154,7 @@ class Dashboard:
             f"{translate(c.description) if c.description else n} = {_shown(c)}"
             for n, c in self.controls.items()
         )
-        readout = html.unescape(re.sub(r"<[^>]+>", "", self.readout.value))
+        readout = caption_text(self.readout.value)
         caption = tr("Still image. {settings}", settings=settings) + f"\n{readout}"
         text = self.figure.text(0.01, -0.02, caption, va="top", fontsize=9, wrap=True)
         try:
@@ -190,6 +190,36 @@ class Dashboard:
             yield name, value
 
 
+# Unicode sub- and superscripts (DejaVu Sans, matplotlib's default font, has every one of them).
+_SUBSCRIPTS = dict(
+    zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True)
+)
+_SUPERSCRIPTS = dict(zip("0123456789+-=()in", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿ", strict=True))
+
+
+def caption_text(readout: str) -> str:
+    """A readout's HTML as plain text for the still image's caption: PE<sub>t+k</sub> as PEₜ₊ₖ
+    (or PE_(...) where a character has no subscript form), x<sup>2</sup> as x², entities as
+    characters (&lang; as ⟨), other tags dropped.
+
+    Stripping the tags alone would print PE<sub>t</sub> as "PEt", a different name. Unicode, not
+    mathtext: a string with mathtext in it is drawn in the math font, which has no Chinese.
+    """
+
+    def script(table: dict, mark: str):
+        def replace(match) -> str:
+            inner = html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).replace(" ", "")
+            if all(c in table for c in inner):
+                return "".join(table[c] for c in inner)
+            return f"{mark}{inner}" if len(inner) == 1 else f"{mark}({inner})"
+
+        return replace
+
+    text = re.sub(r"<sub>(.*?)</sub>", script(_SUBSCRIPTS, "_"), readout)
+    text = re.sub(r"<sup>(.*?)</sup>", script(_SUPERSCRIPTS, "^"), text)
+    return html.unescape(re.sub(r"<[^>]+>", "", text))
+
+
 def _shown(control) -> str:
     """A control's value as a reader would name it: a dropdown's label, on/off for a checkbox."""
     if isinstance(control, W.Checkbox):
@@ -203,10 +233,11 @@ def choices(control) -> list[tuple[str, object]]:
     """Every value a control can take, in order, as (label as a reader sees it, value) pairs.
 
     Sliders give each step from min to max, dropdowns and selection sliders their options,
-    checkboxes off and on. The static website (tools/site_frames.py) renders a frame per choice.
+    checkboxes off and on (labels in the language in use). The static website
+    (tools/site_frames.py) renders a frame per choice.
     """
     if isinstance(control, W.Checkbox):
-        return [("off", False), ("on", True)]
+        return [(_("off"), False), (_("on"), True)]
     if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.SelectionSlider)):
         return [(str(label), value) for label, value in control.options]
     if isinstance(control, (W.FloatLogSlider, W.IntSlider, W.FloatSlider)):

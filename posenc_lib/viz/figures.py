@@ -22,6 +22,54 @@ from posenc_lib.i18n import tr
 DPI = 80
 DIVERGING = "RdBu_r"  # negative blue, positive red
 SEQUENTIAL = "Blues"
+# Line colours that stay apart when thin: every two differ by more than 20 in CIEDE2000
+# (tests/viz/test_figure_legibility.py). matplotlib's default cycle does not: its red and brown
+# (C3, C5) differ by 16, its purple and pink (C4, C6) by 17; thin lines of those pairs read as one.
+PALETTE = (
+    "tab:blue",
+    "tab:orange",
+    "tab:green",
+    "tab:red",
+    "tab:purple",
+    "tab:olive",
+    "tab:cyan",
+    "black",
+)
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def line_style(index: int) -> dict:
+    """The colour and linestyle of line ``index`` of an axes: the palette's colours, solid, then
+    the same colours dashed, dotted...; any two lines of one axes differ in colour or style."""
+    colour = PALETTE[index % len(PALETTE)]
+    return {"color": colour, "linestyle": LINESTYLES[index // len(PALETTE) % len(LINESTYLES)]}
+
+
+def ordered_style(index: int, count: int, cmap: str = "viridis") -> dict:
+    """Line ``index`` of ``count`` ordered lines (heads by slope, say): a colour along ``cmap``,
+    and solid and dashed in turn, so that neighbours, whose colours are close, differ in style."""
+    colour = plt.get_cmap(cmap)(index / max(count - 1, 1))
+    return {"color": colour, "linestyle": "-" if index % 2 == 0 else "--"}
+
+
+def same_curves(curves: dict, rtol: float = 1e-6, atol: float = 1e-9) -> dict:
+    """label -> the first earlier label whose curve has the same values, for the curves that
+    repeat one (drawn alone, the later would hide the earlier exactly).
+
+    curves: label -> a sequence of numbers (a tensor, an array or a list).
+    """
+    import numpy as np
+
+    arrays = {label: np.asarray(to_numpy(values), dtype=float) for label, values in curves.items()}
+    equal = {}
+    for n, (label, values) in enumerate(arrays.items()):
+        for earlier, before in list(arrays.items())[:n]:
+            if earlier in equal or before.shape != values.shape:
+                continue
+            if np.allclose(values, before, rtol=rtol, atol=atol, equal_nan=True):
+                equal[label] = earlier
+                break
+    return equal
 
 
 def new_figure(width: float, height: float):

@@ -141,6 +141,12 @@ def test_forward_ms_times_a_forward_pass():
     assert ch07_extrapolation.forward_ms(_model("rope"), TOKENS[:64][None], repeats=3) > 0
 
 
+def test_call_ms_calls_once_to_warm_up_then_repeats():
+    calls = []
+    assert ch07_extrapolation.call_ms(lambda: calls.append(1), repeats=3) >= 0
+    assert len(calls) == 4
+
+
 def test_the_alibi_papers_tables_are_shipped_and_read():
     table = ch07_extrapolation.load_reference("L512")
     assert table["L_valid"][0] == 512 and table["alibi_ppl"][0] == 19.73
@@ -238,3 +244,38 @@ def test_the_transformer_papers_position_rows_load_as_numbers_and_names():
     table = ch07_extrapolation.load_reference("vaswani")
     assert table["positions"] == ["sinusoidal", "learned"]
     assert table["ppl_dev"] == [4.92, 4.92] and table["bleu_dev"] == [25.8, 25.7]
+
+
+def test_far_attention_share_is_the_share_of_keys_far_back_under_uniform_attention():
+    model = _model("none")
+    with torch.no_grad():
+        for block in model.blocks:
+            block.attention.qkv.weight.zero_()  # q = k = 0: every visible key weighs the same
+    length, far = 32, 10
+    share = ch07_extrapolation.far_attention_share(model, TOKENS, length, far, n_tokens=128)
+    queries = torch.arange(length - length // 4, length, dtype=torch.float64)
+    expected = ((queries - far + 1) / (queries + 1)).mean()  # keys 0..t-far of the t + 1 visible
+    assert share.shape == (2, 2)  # (layers, heads)
+    torch.testing.assert_close(share, torch.full((2, 2), float(expected), dtype=torch.float64))
+    none_far = ch07_extrapolation.far_attention_share(model, TOKENS, length, length, n_tokens=128)
+    assert torch.equal(none_far, torch.zeros(2, 2, dtype=torch.float64))  # no key is L back
+
+
+def test_the_fused_kernel_takes_two_and_four_dim_masks_and_no_three_dim_one():
+    # torch 2.13 on the CPU (sdp_utils_cpp.h, check_attn_mask_shape): a (T, T) or (1, H, T, T)
+    # mask may run on the flash kernel; a (1, T, T) or (H, T, T) one falls back to the math path.
+    bias = torch.zeros(4, 16, 16)  # (H, T, T)
+    accepts = ch07_extrapolation.fused_attention_accepts
+    assert accepts(bias[0], 4, 8) and accepts(bias[None], 4, 8)
+    assert not accepts(bias, 4, 8) and not accepts(bias[:1], 4, 8)
+    _, model_mask, _ = _model("alibi").position_inputs(16)  # what TinyLM passes: (H, T, T)
+    assert model_mask.dim() == 3 and not accepts(model_mask, 2, 16)
+
+
+def test_the_fused_kernel_refuses_a_mask_that_needs_a_gradient():
+    model = _model("t5")  # its bias is built from a learned table
+    _, bias, _ = model.position_inputs(16)  # (H, T, T), requires grad
+    assert bias.requires_grad and not ch07_extrapolation.fused_attention_accepts(bias[None], 2, 16)
+    with torch.no_grad():
+        _, bias, _ = model.position_inputs(16)
+    assert ch07_extrapolation.fused_attention_accepts(bias[None], 2, 16)

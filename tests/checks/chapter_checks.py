@@ -9,8 +9,13 @@ special cases) and takes these from here:
 - the exercise stubs are "not attempted", for no points;
 - every known-wrong answer fails, with the sentence that names its mistake, and never a traceback
   or a tensor's repr (which would show the expected values);
-- every known-wrong answer also fails every hidden draw a grader makes (seeds 1-20), so its grade
-  does not depend on the teacher's seed;
+- every known-wrong answer also fails every hidden draw a grader makes (seeds 1-20), judged as the
+  grader judges it (its outcomes sent as the grader's child sends them), so its grade does not
+  depend on the teacher's seed (a known-wrong answer fails the public inputs too, so the grader,
+  which judges the public and the hidden inputs together, fails it on every seed);
+- no sentence a known-wrong answer gets (public inputs and a hidden draw) contains one of the
+  question's ``answer_keys``, the worked solution's key expressions and numbers: a verdict names the
+  mistake and where to look, the fix is for the hints and ``solution()``;
 - every question has at least six known-wrong answers, and the points add up;
 - broken functions (None, raising, NaN, any object, an endless iterator, a hang) get a sentence;
 - the type policy: the worked answer, one conversion away from the type the question asks for
@@ -27,12 +32,17 @@ The tests that change a right answer run the worked solution once per public inp
 and hand back its stored results, so they cost milliseconds per question.
 """
 
+import difflib
 import functools
 import importlib
 import inspect
+import io
+import re
 import sys
 import types
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 import torch
@@ -49,7 +59,45 @@ from posenc_lib.checks import (
     TENSOR,
 )
 from posenc_lib.checks.concepts import Concept
+from posenc_lib.checks.diagnosis import leaked
 from posenc_lib.checks.run import _exempt, resolve
+from posenc_lib.grading import grader, sandbox
+
+# A named mistake after the lead "Close, but " must not bring a second "but".
+DOUBLE_BUT = re.compile(r"\bClose, but\b.*\bbut\b")
+# A hint must add something to its question: at most this share of its text may be found, in runs
+# of 12 or more characters, in the question's statement (the solutions notebook's markdown).
+MAX_REPEATED_SHARE = 0.8
+_SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
+
+
+def _plain(text: str) -> str:
+    """Lower-case words and numbers only: markdown, LaTeX and punctuation aside."""
+    for latex in ("\\texttt", "\\lfloor", "\\rfloor", "\\cdot"):
+        text = text.replace(latex, " ")
+    text = re.sub(r"[`$*\\{}]", "", text.lower().replace("\\_", "_"))
+    return " ".join(re.sub(r"[^0-9a-z_]+", " ", text).split())
+
+
+def question_statement(question) -> str:
+    """The markdown cell of the solutions notebook that asks ``question`` ("## Question ...")."""
+    notebook = nbformat.read(_SOLUTIONS / question.notebook, as_version=4)
+    for cell in notebook.cells:
+        source = cell.source.lstrip()
+        if cell.cell_type == "markdown" and source.startswith("## Question"):
+            if f"`{question.function}(" in source:
+                return cell.source
+    return ""  # (a question asked in code or over several cells: nothing to compare with)
+
+
+def repeated_share(hint: str, statement: str) -> float:
+    """The share of ``hint`` found in ``statement``: 1.0 when it is contained whole."""
+    hint, statement = _plain(hint), _plain(statement)
+    if not hint or hint in statement:
+        return 1.0 if hint else 0.0
+    matcher = difflib.SequenceMatcher(None, hint, statement, autojunk=False)
+    found = sum(block.size for block in matcher.get_matching_blocks() if block.size >= 12)
+    return found / len(hint)
 
 
 def _hang(*args):
@@ -218,6 +266,17 @@ def _private_helper(question):
     raise AssertionError(f"{module.__name__} has no private helper")
 
 
+def judged_as_graded(question, fn, cases):
+    """The verdict on ``fn`` for ``cases`` as the grader reaches it: the outcomes encoded as its
+    child sends them, loaded with ``torch.load(weights_only=True)``, decoded and judged."""
+    raw = [[o.kind, sandbox.encode(o.value), o.error] for o in question.run(fn, cases)]
+    buffer = io.BytesIO()
+    torch.save(raw, buffer)
+    buffer.seek(0)
+    outcomes = [grader._outcome(r) for r in torch.load(buffer, weights_only=True)]
+    return question.judge(cases, outcomes)
+
+
 def _wrong(value):
     """A right answer made wrong: a constant tensor, a number moved by one, one index more."""
     if isinstance(value, tuple):
@@ -271,6 +330,8 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
         assert verdict.status == FAIL and verdict.points == 0
         assert fragment in verdict.message, verdict.message
         assert "Traceback" not in verdict.message and "tensor(" not in verdict.message
+        sentence = verdict.message.split(" (Input: ")[0]  # (an input may be "Toeplitz but for ...")
+        assert not DOUBLE_BUT.search(sentence), verdict.message  # "Close, but ..., but ..."
 
     @pytest.mark.parametrize(
         "name, index", [(name, i) for name, fns in wrong.items() for i in range(len(fns))]
@@ -278,9 +339,30 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
     def test_known_wrong_answers_fail_on_every_hidden_draw(name, index):
         question, (fn, _) = by_name[name], wrong[name][index]
         for seed in HIDDEN_SEEDS:
-            cases = question.cases(seed)
-            verdict = question.judge(cases, question.run(fn, cases))
+            verdict = judged_as_graded(question, fn, question.cases(seed))
             assert verdict.status == FAIL and verdict.points == 0, (seed, verdict.message)
+
+    @pytest.mark.parametrize(
+        "name, index", [(name, i) for name, fns in wrong.items() for i in range(len(fns))]
+    )
+    def test_known_wrong_answers_are_not_told_the_answer(name, index):
+        question, (fn, _) = by_name[name], wrong[name][index]
+        for seed in (0, 1):
+            cases = question.cases(seed)
+            message = question.judge(cases, question.run(fn, cases)).message
+            assert not leaked(message, question.answer_keys), (seed, message)
+
+    @each_question
+    def test_no_hint_repeats_its_question(question):
+        statement = question_statement(question)
+        for number, hint in enumerate(question.hints, 1):
+            share = repeated_share(hint, statement)
+            assert share < MAX_REPEATED_SHARE, (question.name, number, share, hint)
+
+    @each_question
+    def test_every_question_declares_its_answer_keys(question):
+        keys = question.answer_keys
+        assert keys and all(isinstance(k, str) and k.strip() for k in keys), question.name
 
     def test_every_question_has_at_least_six_known_wrong_answers():
         assert set(wrong) == set(by_name)

@@ -66,7 +66,7 @@ def _softmax_over_everything(x, w_q, w_k, w_v):
 
 WRONG = {
     "q1": [
-        (lambda x, a, b, c: _attention(x, a, b, c, scale=1.0), "not scaled"),
+        (lambda x, a, b, c: _attention(x, a, b, c, scale=1.0), "into the softmax unscaled"),
         (lambda x, a, b, c: _attention(x, a, b, c, scale=b.shape[1]), "by d_k"),
         (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(x.shape[1])), "size of x's rows"),
         (lambda x, a, b, c: _attention(x, a, b, c, axis=0), "each column"),

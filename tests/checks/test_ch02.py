@@ -212,7 +212,7 @@ WRONG = {
         (lambda table: _ratio(_steps(table)[:20]), "differs from the longest"),  # first 20 steps
     ],
     "q3": [
-        (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n), "divide by T;"),
+        (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n), "you divide by T;"),
         (lambda i, j, lengths: _gaps(i, j, lengths, lambda n: n + 1), "divide by T + 1"),
         (lambda i, j, lengths: (j - i) / (torch.tensor(lengths) - 1.0), "absolute value"),
         (lambda i, j, lengths: _gaps(i, j, lengths, torch.ones_like), "did not normalize"),
@@ -259,7 +259,10 @@ WRONG = {
         (lambda table, thr: _first_below(_row_0(table), thr), "position 0 only"),
         (lambda table, thr: _distance_passes(table, thr), "distance ||P_t - P_t+k||"),
         (lambda table, thr: _first_below(_curve(table, centre=True), thr), "no centring"),
-        (lambda table, thr: _first_below(_curve(table, by_t=True), thr), "divide by T - k"),
+        (
+            lambda table, thr: _first_below(_curve(table, by_t=True), thr),
+            "offset k has fewer pairs",
+        ),
         (lambda table, thr: _first_below(_curve(table), 0.5), "whatever the threshold"),
         (lambda table, thr: _first_below(_curve(table), thr, none=-1), "return T, the table's"),
         (lambda table, thr: _first_below(_curve(table), thr, none=len(table) - 1), "not 29"),

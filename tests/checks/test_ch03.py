@@ -148,7 +148,7 @@ WRONG = {
         (lambda n, d, b: _pe(n, d, b, start=1), "start at 1"),
         (lambda n, d, b: _pe(n, d, b, layout="concatenated"), "interleaved layout"),
         (lambda n, d, b: _pe(n, d, b, power=lambda i, d: i / (d // 2 - 1), layout="concatenated"), "tensor2tensor's variant"),
-        (lambda n, d, b: _pe(n, d, b, power=lambda i, d: -2 * i / d), "divide instead"),
+        (lambda n, d, b: _pe(n, d, b, power=lambda i, d: -2 * i / d), "grow with the pair index"),
         (lambda n, d, b: _pe(n, d, 10000.0), "whatever the argument"),
         (lambda n, d, b: _pe(n, d, b).T, "transposed"),
         (lambda n, d, b: _pe(n + 1, d, b), "one per position"),

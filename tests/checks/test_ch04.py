@@ -126,11 +126,11 @@ WRONG = {
         (lambda m: _spread(m, offsets=lambda a, b: range(-(a - 1), 1)), "above the main one"),
     ],
     "q2": [
-        (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1), "indexed by i - j"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1), "the other way round (query minus key)"),
         (lambda q, k, t, c: _shaw(q, k, t, c, shift=False), "forgot to add clip"),
         (lambda q, k, t, c: _shaw(q, k, t, c, sign=-1, shift=False), "two slips"),
         (lambda q, k, t, c: _shaw(q, k, t, c, scale=lambda d: 1.0), "not scaled"),
-        (lambda q, k, t, c: _shaw(q, k, t, c, scale=lambda d: d), "divided by d"),
+        (lambda q, k, t, c: _shaw(q, k, t, c, scale=lambda d: d), "divided by d itself"),
         (lambda q, k, t, c: _shaw(q, k, t, c, content=False), "left out the content score"),
         (lambda q, k, t, c: _shaw(q, k, t, c, to_query=True), "added a_ij to the query"),
         (lambda q, k, t, c: _shaw(q, k, t, c).T, "rows are queries"),
@@ -146,10 +146,10 @@ WRONG = {
         (lambda r, b, n, m: _buckets(r, b, n, m, zero_up=True), "offset 0"),
         (lambda r, b, n, m: _buckets(r, b, n, m, halve=False), "num_buckets // 2 buckets"),
         (lambda r, b, n, m: _buckets(r, b, n, m, upper=n), "not num_buckets"),
-        (lambda r, b, n, m: _buckets(r, b, n, m, cap=False), "cap the log bucket"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, cap=False), "ran past the last bucket"),
         (lambda r, b, n, m: _buckets(r, b, n, m, rnd=True), "you rounded"),
-        (lambda r, b, n, m: _buckets(r, b, n, m, log_max=True), "not by log(max_distance)"),
-        (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "n - exact, not exact"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, log_max=True), "divides by log(max_distance)"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "scaled by exact, the number of exact buckets"),
         (lambda r, b, n, m: _buckets(r, b, n, m, causal_abs=True), "has distance 0, bucket 0"),
         (lambda r, b, n, m: _buckets(r, b, n, m, as_float=True), "tensor of integers"),
         (lambda r, b, n, m: _buckets(r, b, n, m) > 3, "True/False"),
@@ -162,18 +162,18 @@ WRONG = {
         (lambda t, f, q, k: _bias(t, f, q, k, cached=False), "positions 0..q_len - 1"),
         (lambda t, f, q, k: _bias(t, f, q, k, sign=-1), "you looked up i - j"),
         (lambda t, f, q, k: _bias(t, f, q, k, cached=False, sign=-1), "two slips"),
-        (lambda t, f, q, k: _bias(t, f, q, k, heads_last=True), "put the heads first"),
+        (lambda t, f, q, k: _bias(t, f, q, k, heads_last=True), "asks for the heads first"),
         (lambda t, f, q, k: _bias(t, f, q, k).transpose(-2, -1), "(H, k_len, q_len)"),
         (lambda t, f, q, k: _bias(t, f, q, k, head0=True), "head 0's bias"),
-        (lambda t, f, q, k: _bias(t, f, q, k, reshape=True), "permute(2, 0, 1)"),
+        (lambda t, f, q, k: _bias(t, f, q, k, reshape=True), "the head axis has to move"),
         (lambda t, f, q, k: _bias(t, f, q, k) + 0.01, "right shape but not the right values"),
         (lambda t, f, q, k: (_bias(t, f, q, k), None), "tuple"),
         (lambda t, f, q, k: _bias(t, f, q, k).squeeze(), "should have shape"),  # q_len = 1 lost
         (lambda t, f, q, k: _bias(t, lambda o: _buckets(o, False, t.shape[0], 128), q, k), "use the `bucket_fn` you are given"),
     ],
     "q5": [
-        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: 1.0), "not scaled"),
-        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: q.shape[-1]), "divided by d_k"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: 1.0), "into the softmax unscaled"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: q.shape[-1]), "by d_k itself"),
         (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: math.sqrt(x.shape[-1])), "model width D"),
         (lambda d, e, q, k, v: _cross(d, e, q, k, v, dim=0), "runs over the decoder tokens"),
         (lambda d, e, q, k, v: _cross(d, e, q, k, v, causal=True), "causal mask"),
@@ -275,11 +275,14 @@ def test_an_odd_number_of_buckets_per_direction_is_public_and_hidden(capsys):
         return _buckets(r, b, n, m, times_exact=True)
 
     assert any(b and (n // 2) % 2 for _, b, n, _ in (c.args for c in q3.cases(0)))
-    assert "n - exact, not exact" in q3.check(times_exact).message
+    assert "scaled by exact, the number of exact buckets" in q3.check(times_exact).message
     for seed in (1, 2, 3, 4, 5):
         cases = q3.cases(seed)
         verdict = q3.judge(cases, q3.run(times_exact, cases))
-        assert verdict.status == FAIL and "n - exact, not exact" in verdict.message, seed
+        assert (
+            verdict.status == FAIL
+            and "scaled by exact, the number of exact buckets" in verdict.message
+        ), seed
 
 
 def test_the_causal_slip_is_named_on_hidden_inputs(capsys):

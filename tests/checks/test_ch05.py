@@ -97,7 +97,7 @@ WRONG = {
         (lambda h: torch.tensor(_right(h), dtype=torch.float16), "too few digits"),
         (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16), "too few digits"),
         (lambda h: torch.tensor(_right(h), dtype=torch.bfloat16).tolist(), "too few digits"),
-        (lambda h: _rounded_power(h), "largest power of two below"),  # round(log2 H) for H' < H
+        (lambda h: _rounded_power(h), "rule for a head count that is not a power of two"),  # round(log2 H) for H' < H
         (lambda h: _strictly_below(h), "is H itself"),  # H' < H even when H is a power
         (lambda h: [1.0] if h == 1 else _right(h), "single head (H = 1)"),
     ],
@@ -110,6 +110,9 @@ WRONG = {
         (lambda s, n: _built(s, n, diagonal_distance=1), "diagonal should be 0"),
         (lambda s, n: -s[:, None, None] * (torch.arange(n)[:, None] - torch.arange(n)).abs(), "symmetric"),
         (lambda s, n: _built(s, n, mask="none"), "looking into the future"),
+        # +m (i - j) with no mask: above the diagonal it equals the symmetric -m |i - j|, below it
+        # does not; named as what it is, the sign flipped.
+        (lambda s, n: _built(s, n, flip=True, mask="none"), "sign flipped, +m (i - j), and no mask"),
         (lambda s, n: _built(s, n, fill=0.0), "not 0"),
         (lambda s, n: _built(s, n, mask="diagonal too"), "masked the diagonal"),
         (lambda s, n: _built(s, n, mask="past"), "masked the past"),
@@ -131,9 +134,9 @@ WRONG = {
         (lambda s, f: math.log10(f) / s, "log base 10"),
         (lambda s, f: math.log2(f) / s, "log base 2"),
         (lambda s, f: f / s, "exponentially"),
-        (lambda s, f: math.log(f) * s, "divide by m"),
+        (lambda s, f: math.log(f) * s, "multiply and divide are swapped"),
         (lambda s, f: 1 / s, "factor e"),
-        (lambda s, f: -math.log(f) / s, "a distance is positive"),
+        (lambda s, f: -math.log(f) / s, "a distance is not"),
         (lambda s, f: (math.log(f) / s).ceil(), "rounded up"),
         (lambda s, f: (math.log(f) / s).floor(), "rounded down"),
         (lambda s, f: math.log(f) / s[:-1], "one window per head"),

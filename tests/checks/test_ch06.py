@@ -151,6 +151,8 @@ WRONG = {
         (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p, same=True)), "same position"),
         (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, p, key=True)), "moved the key"),
         (lambda r, q, k, o, p: max(map(abs, _scores(r, q, k, o, p))), "largest |score|"),
+        # The spread of |score|: equal to the spread wherever the scores share a sign.
+        (lambda r, q, k, o, p: _spread([abs(s) for s in _scores(r, q, k, o, p)]), "spread of |score|"),
         (lambda r, q, k, o, p: torch.tensor(_scores(r, q, k, o, p)).std().item(), "standard deviation"),
         (lambda r, q, k, o, p: _spread(_scores(r, q, k, o, range(len(p)))), "instead of the `positions`"),
         (lambda r, q, k, o, p: _scores(r, q, k, o, p), "not the list of scores"),
@@ -180,13 +182,13 @@ WRONG = {
     ],
     "q4": [
         (lambda wq, wk, h, t: (wq, wk), "as they came"),
-        (lambda wq, wk, h, t: (_columns(wq, h, "half"), _columns(wk, h, "half")), "Going to 'interleaved'"),
+        (lambda wq, wk, h, t: (_columns(wq, h, "half"), _columns(wk, h, "half")), "target = 'interleaved'"),  # the direction for 'half' always
         (lambda wq, wk, h, t: (_columns(wq, h, t, inverse=True), _columns(wk, h, t, inverse=True)), "opposite direction"),
-        (lambda wq, wk, h, t: (_columns(wq, h, t), wk), "fixed w_q but not w_k"),
-        (lambda wq, wk, h, t: (wq, _columns(wk, h, t)), "fixed w_k but not w_q"),
+        (lambda wq, wk, h, t: (_columns(wq, h, t), wk), "fixed w_q and not w_k"),
+        (lambda wq, wk, h, t: (wq, _columns(wk, h, t)), "fixed w_k and not w_q"),
         (lambda wq, wk, h, t: (_columns(wq, h, t, whole=True), _columns(wk, h, t, whole=True)), "as if they were one head"),
         (lambda wq, wk, h, t: (wq[_order(wq.shape[0], t)], wk[_order(wk.shape[0], t)]), "rows (input features)"),
-        (lambda wq, wk, h, t: (_columns(wk, h, t), _columns(wq, h, t)), "returned (w_k, w_q)"),
+        (lambda wq, wk, h, t: (_columns(wk, h, t), _columns(wq, h, t)), "two matrices in the wrong order"),
         (lambda wq, wk, h, t: (wk, wq), "swapped order"),
         (lambda wq, wk, h, t: _columns(wq, h, t), "pair of tensors"),
         (lambda wq, wk, h, t: (_reversed(wq, h), _reversed(wk, h)), "with itself are right"),
@@ -199,7 +201,7 @@ WRONG = {
         (lambda length, d: _base(length, d, circle=1.0), "left out the 2 pi"),
         (lambda length, d: _base(length, d, circle=1 / (2 * math.pi)), "multiplied by 2 pi"),
         (lambda length, d: _base(length, d, circle=math.pi), "you used pi"),
-        (lambda length, d: length / (2 * math.pi), "(pair i = D/2)"),
+        (lambda length, d: length / (2 * math.pi), "a pair i = D/2 that does not exist"),
         (lambda length, d: _base(length, d, power=(d - 2) / d), "exponent is upside down"),
         (lambda length, d: _base(length, d, power=d / 2), "you used pair 1"),
         (lambda length, d: _base(length, d, power=(d // 2) / (d // 2 - 2)), "D/2 where D belongs"),
@@ -313,12 +315,13 @@ def test_q3_names_each_mistake_before_the_distance_0_case(capsys):
 
 def test_q4_wrong_direction_message_names_the_target_it_failed_on(capsys):
     # Always applying (0, 2, 4, ..., 1, 3, 5, ...) is right for 'half' and wrong for 'interleaved':
-    # the sentence must describe the 'interleaved' permutation, not repeat what the learner did.
+    # the sentence names the mistake and the input it failed on, and never prints a permutation
+    # (the fix, which the hints hold).
     message = q4.check(
         lambda wq, wk, h, t: (_columns(wq, h, "half"), _columns(wk, h, "half"))
     ).message
-    assert "Going to 'interleaved'" in message and "(0, D/2, 1, D/2 + 1, ...)" in message
-    assert "Going to 'half'" not in message
+    assert "opposite direction" in message and "target = 'interleaved'" in message
+    assert "(0, D/2" not in message and "(0, 2, 4" not in message
 
 
 def test_q1_messages_and_hints_read_cleanly():

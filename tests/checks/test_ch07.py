@@ -181,7 +181,7 @@ WRONG = {
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, reverse=True), "reversed"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, swap=True), "swapped beta_fast"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, turns=True), "linear in the number of turns"),
-        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, truncate=False), "not rounded"),
+        (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, truncate=False), "not whole pair numbers"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, two_pi=False), "leaving out the 2 pi"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, clamp_pairs=True), "capped the high end at the last pair"),
         (lambda d, b, n, s, f, w: _yarn(d, b, n, s, f, w, bump=False), "if low == high, add 0.001 to high"),

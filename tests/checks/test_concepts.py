@@ -96,10 +96,84 @@ def test_a_letter_is_read_forgivingly(question):
 @pytest.mark.parametrize("question", NUMERICS, ids=lambda q: q.name)
 def test_a_number_within_the_tolerance_passes_and_just_outside_fails(question):
     value, tol = question.value, question.rel_tol
-    assert question.evaluate(value * (1 + 0.9 * tol)).status == PASS
     assert question.evaluate(float(value)).status == PASS
+    if question.decimals is not None:  # "to one decimal": the precision asked for sets the band
+        step = 10.0**-question.decimals
+        assert question.evaluate(round(value, question.decimals)).status == PASS
+        for off in (-step, step):
+            assert question.evaluate(round(value + off, question.decimals)).status == FAIL
+        return
+    assert question.evaluate(value * (1 + 0.9 * tol)).status == PASS
     if value != 0:
         assert question.evaluate(value * (1 + 1.1 * tol)).status == FAIL
+
+
+def test_a_prompt_that_asks_for_a_precision_is_graded_at_that_precision(capsys):
+    from posenc_lib.checks.ch05 import c3  # "Answer to one decimal": ln(10) / (1/4) = 9.21...
+
+    assert c3.decimals == 1
+    for right in (9.2, 9.21, 9.2103):
+        assert c3.evaluate(right).status == PASS, right
+    for wrong in (9, 9.0, 9.1, 9.3):
+        verdict = c3.evaluate(wrong)
+        assert verdict.status == FAIL, wrong
+    assert "precision the question asks for (1 decimal places)" in c3.evaluate(9).message
+    # an author who asks for a precision must say which (and only then)
+    with pytest.raises(ValueError, match="needs decimals="):
+        _numeric(prompt="How many? Answer to one decimal.")
+    with pytest.raises(ValueError, match="needs decimals="):
+        _numeric(decimals=1)
+    assert _numeric(prompt="How many, to the nearest whole number?", decimals=0).abs_tol < 0.51
+
+
+@pytest.mark.parametrize("question", NUMERICS, ids=lambda q: q.name)
+def test_a_numpy_number_is_a_number(question, capsys):
+    import numpy as np
+
+    value = question.value
+    assert question.check(np.float64(value)).status == PASS
+    if float(value).is_integer():
+        assert question.check(np.int64(int(value))).status == PASS
+    wrong = value * 7.3 if value else 7.3
+    assert question.check(np.float64(wrong)).status == FAIL
+
+
+def test_numpy_floats_are_read_in_a_notebook_and_by_the_grader_alike(capsys):
+    import numpy as np
+
+    from posenc_lib.checks.ch05 import c3
+    from posenc_lib.grading.sandbox import encode_answer
+
+    answer = np.log(10) / 0.25  # np.float64, what a learner computing with NumPy gets
+    assert c3.check(answer).status == PASS
+    assert type(encode_answer(answer)) is float and encode_answer(answer) == float(answer)
+    assert type(encode_answer(np.int64(3))) is int and type(encode_answer(np.float32(2.5))) is float
+
+    class Rigged(np.float64):  # a subclass could define anything: read as an object, by name
+        pass
+
+    assert encode_answer(Rigged(9.21)) == {"__object__": "Rigged"}
+    assert "not a number" in c3.evaluate(Rigged(9.21)).message
+
+
+def _wrong_sentences(question):
+    """Every sentence a wrong answer to ``question`` can get (its options' or mistakes' whys)."""
+    if isinstance(question, MultipleChoice):
+        return [
+            question.evaluate(c.key).message for c in question.choices if c.key != question.answer
+        ]
+    sentences = [question.evaluate(m.value).message for m in question.mistakes]
+    wrong = question.value * 7.3 if question.value else 7.3
+    return [*sentences, question.evaluate(wrong).message]
+
+
+@each
+def test_no_wrong_answer_is_told_the_answer(question):
+    from posenc_lib.checks.diagnosis import leaked
+
+    assert question.answer_keys  # the value (numeric) or the right option's text, and more
+    for sentence in _wrong_sentences(question):
+        assert not leaked(sentence, question.answer_keys), sentence
 
 
 WRONG_CHOICES = [(q, c) for q in CHOICES for c in q.choices if c.key != q.answer]

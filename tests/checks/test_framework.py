@@ -191,14 +191,16 @@ def test_the_solution_is_found_from_the_learners_folder_never_above_the_package(
         assert solution_code(name, "attention") == "def attention(x):\n    return x"
     q1.solution()
     assert "Worked solution (from solutions/01_order_blindness.ipynb):" in capsys.readouterr().out
-    # without the solutions folder: the exercise's stub is no solution; the tutor says where
+    # without the solutions folder: the exercise's stub is no solution; the package's own copy of
+    # the worked code is shown (a notebook copied anywhere still gets it)
     (course / "solutions" / name).unlink()
     monkeypatch.chdir(course / "exercises")
-    assert solution_code(name, "attention") is None
+    shipped = solution_code(name, "attention")
+    assert shipped.startswith("def attention(") and "raise NotImplementedError" not in shipped
     q1.solution()
-    assert capsys.readouterr().out.strip() == (
-        "The worked solution is in solutions/01_order_blindness.ipynb in the course repository."
-    )
+    assert shipped in capsys.readouterr().out
+    # a notebook and a function the package does not know: the tutor says where to look
+    assert solution_code("99_missing.ipynb", "attention") is None
 
 
 def test_a_swallowed_interrupt_is_followed_by_another():

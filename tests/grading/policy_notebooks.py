@@ -88,6 +88,25 @@ def _t5_with_a_cold_import():
     return head + "\n    import transformers.models.t5.modeling_t5  # cold: seconds of CPU\n" + body
 
 
+# Known-wrong answers that once earned credit (tests/checks/test_ch06.py and test_ch08.py hold them
+# too, judged on every hidden draw): the grader must give them nothing.
+ABS_SPREAD = """
+def offset_spread(rotate, q, k, offset, positions):
+    scores = [abs(float(rotate(q, p + offset) @ rotate(k, p))) for p in positions]
+    return max(scores) - min(scores)
+"""
+
+
+def _rope_ignoring_attention_factor():
+    """Chapter 8's q1 with YaRN's scale always 0.1 ln s + 1, whatever attention_factor says."""
+    from posenc_lib.checks import solution_code
+
+    code = solution_code("08_real_model.ipynb", "rope_from_config")
+    given = 'scale = rope.get("attention_factor") or 0.1 * math.log(s) + 1'
+    assert given in code, "the worked solution's YaRN scale line changed: update this test"
+    return code.replace(given, "scale = 0.1 * math.log(s) + 1")
+
+
 def policy_submissions():
     """name -> (chapter, notebook text, {question: points} of the questions that lose points)."""
     return {
@@ -124,6 +143,16 @@ def policy_submissions():
             "01",
             filled("01", {"equivariance_gap": CHECKS_HELPER_GAP}),
             {"q3": 0},
+        ),
+        "known wrong: the spread of |score|": (
+            "06",
+            filled("06", {"offset_spread": ABS_SPREAD}),
+            {"q2": 0},
+        ),
+        "known wrong: YaRN's attention_factor ignored": (
+            "08",
+            filled("08", {"rope_from_config": _rope_ignoring_attention_factor()}),
+            {"q1": 0},
         ),
         "a slow import inside a right answer": (
             "04",

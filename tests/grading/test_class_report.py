@@ -2,6 +2,7 @@
 top named mistake per question is the one planted most often, hidden-input failures are counted,
 and the submissions that could not be graded are listed with why."""
 
+import html
 import re
 
 import nbformat
@@ -42,7 +43,10 @@ CLASS = {  # name -> notebook text
     "fay": solutions_with(replace=("attention", PUBLIC_ONLY)),
     "gus": nbformat.writes(nbformat.v4.new_notebook()),  # no chapter: cannot be graded
 }
-UNSCALED = "the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax."
+UNSCALED = (
+    "the scores go into the softmax unscaled: re-read the scale in the question's formula "
+    "(section 2 of the lecture)."
+)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,8 @@ def test_the_markdown_and_html_say_the_same(rows, tmp_path):
     write_report(rows, tmp_path / "class.html")
     page = (tmp_path / "class.html").read_text(encoding="utf-8")
     assert page.count('src="data:image/png;base64,') == 1 and "http" not in page
-    assert f'<td class="count">4</td><td>Close, but {UNSCALED}</td>' in page
+    shown = html.escape(f"Close, but {UNSCALED}")  # the page escapes the sentence's apostrophe
+    assert f'<td class="count">4</td><td>{shown}</td>' in page
     assert "<b>1</b> passed the notebook's own check but failed on hidden inputs" in page
     with pytest.raises(ValueError, match=r"ending in \.html .* or \.md"):
         write_report(rows, tmp_path / "class.pdf")

@@ -85,7 +85,7 @@ def test_feedback_gives_the_sentences_check_gives(graded):
     namespace = {}
     exec("import torch\n" + UNSCALED_ATTENTION, namespace)
     in_class = q1.evaluate(namespace["attention"]).message
-    assert "not scaled" in in_class
+    assert "unscaled" in in_class
     feedback = rows["unscaled scores"].feedback()
     assert feedback["questions"][0]["message"] == in_class
     assert rows["a wrong signature"].verdicts[0].message.startswith("`attention` raised TypeError")
@@ -187,6 +187,9 @@ def test_the_feedback_names_the_near_miss_the_side_effect_and_the_shortcut(polic
     )
     helper = message("shortcut: a helper of the checks module", "q3")
     assert "`posenc_lib.checks.ch01.equivariance._gap` is switched off" in helper, helper
+    assert "spread of |score|" in message("known wrong: the spread of |score|", "q2")
+    ignored = message("known wrong: YaRN's attention_factor ignored", "q1")
+    assert "gives its own attention_factor" in ignored, ignored
 
 
 def test_feedback_never_shows_an_internal_name(graded, policy_graded):

@@ -74,11 +74,11 @@ def test_one_wrong_function_fails_its_question_only_with_the_checks_sentence(tmp
     namespace = {"torch": torch}
     exec(UNSCALED_ATTENTION, namespace)  # noqa: S102 - the test's own wrong answer
     shown = ch01.q1.evaluate(namespace["attention"]).message
-    assert "the scores are not scaled" in shown and row.verdicts[0].message == shown
+    assert "the scores go into the softmax unscaled" in shown and row.verdicts[0].message == shown
     assert capsys.readouterr().out.splitlines() == [
         f"01 my_chapter_1  {_marks(ch01, '✗', '✓')}  {FULL1 - 3}/{FULL1} points",
-        "    q1 ✗ Close, but the scores are not scaled: divide Q K^T by sqrt(d_k) before the "
-        "softmax.",
+        "    q1 ✗ Close, but the scores go into the softmax unscaled: re-read the scale in the "
+        "question's formula ...",  # shortened to the report's width
         f"total: {FULL1 - 3}/{FULL1} points; {N1 - 1} of {N1} questions pass now, 1 not yet, "
         "0 not attempted",
     ]

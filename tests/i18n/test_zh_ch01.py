@@ -26,7 +26,7 @@ def _tiny_positions(x):
 
 def test_named_mistake_in_chinese_with_the_same_numbers():
     for question, answer, words in (
-        (q1, _unscaled_attention, "sqrt(d_k)"),
+        (q1, _unscaled_attention, "未经缩放就进入了 softmax"),  # names the slip, not the fix
         (q4, _tiny_positions, ""),
     ):
         english = question.evaluate(answer)

@@ -72,7 +72,7 @@ def test_the_index_lists_every_chapter_start_page_first(site):
             assert f"{folder}/{ch.stem}.html" in hrefs, (ch.stem, folder)
         assert ch.time in index and ch.title in index
     # One source of truth: the titles and times come from the start page's map.
-    assert "75 min" in index and "The sinusoidal encoding, derived" in index
+    assert "135 min" in index and "The sinusoidal encoding, derived" in index
 
 
 def test_each_chapter_page_links_its_exercises_and_solutions(site):
@@ -136,6 +136,8 @@ def test_every_dashboard_is_live_from_its_frames_within_budget(site):
         assert f'<script src="../dashboards/{key}/frames.js"></script>' in page, lecture.name
         assert "Live on this page:" in page and f"notebooks/{lecture.name}" in page
         assert "dashboard above is a still picture" not in page, lecture.name  # the old note
+        # The lecture's "without a running kernel ... a still picture" note is not true here.
+        assert "still picture of the dashboard" not in page, lecture.name
         frames = built.folder / "dashboards" / key
         assert len(list(frames.glob("*.webp"))) >= 8, key
     assert dashboards == len(list((ROOT / "notebooks").glob("*.ipynb")))  # one per lecture
@@ -230,3 +232,26 @@ def test_the_map_is_required(tmp_path):
     nbformat.write(notebook, tmp_path / "notebooks" / "00_start_here.ipynb")
     with pytest.raises(ValueError, match="has no '## The map' cell"):
         course_map(tmp_path)
+
+
+@pytest.mark.parametrize("edition", [ROOT, ROOT / "zh"])
+def test_the_still_picture_note_becomes_which_controls_move_here(edition):
+    """Above a dashboard the lecture says that without a kernel it is a still picture; on the site
+    it moves, so the site names the controls that move it instead, in the page's language."""
+    from posenc_lib.i18n import in_language
+    from tools.site import _with_live_dashboards
+    from tools.site_frames import plan
+
+    source = edition / "notebooks" / "02_naive_encodings.ipynb"
+    cells = nbformat.read(source, as_version=4).cells
+    language = "zh" if edition.name == "zh" else "en"
+    with in_language(language):
+        the_plan = plan("02")
+        out = _with_live_dashboards(cells, source, {"02": the_plan})
+    dashboard = next(i for i, c in enumerate(out) if c.cell_type == "code" and any(
+        "posenc-live" in o.get("data", {}).get("text/html", "") for o in c.outputs))  # fmt: skip
+    note = out[dashboard - 1].source
+    assert "still picture" not in note and "静态图" not in note
+    names = [f"**{control.label}**" for control in the_plan.live]
+    assert all(name in note for name in names)
+    assert note.rstrip().endswith(")*" if language == "en" else "）*")

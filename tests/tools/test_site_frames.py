@@ -115,3 +115,48 @@ def test_choices_lists_every_value_of_a_control():
     assert [v for _, v in log] == [10.0, 31.6227766017, 100.0, 316.227766017, 1000.0]
     assert choices(W.Checkbox(value=True)) == [("off", False), ("on", True)]
     assert choices(W.Dropdown(options=[("a", 1), ("b", 2)], value=2)) == [("a", 1), ("b", 2)]
+
+
+# Words a Chinese caption keeps in Latin letters: the controls' own names (parameters, as the code
+# spells them), methods' names, the course's example sentence, and JupyterLab. Commands and paths
+# sit in <code> and are left out before the words are read.
+LATIN_IN_CHINESE = {
+    "JupyterLab",
+    "base",
+    "d_model",
+    "factor",
+    "num_buckets",
+    "max_distance",
+    "NTK",
+    "NTK-aware",
+    "PI",
+    "YaRN",
+    "RoPE",
+    "ALiBi",
+    "token",
+    "dog",
+    "bites",
+    "man",
+}
+
+
+def _english_words(fragment: str) -> list[str]:
+    text = re.sub(r"<code>.*?</code>", "", fragment)
+    text = re.sub(r"<[^>]+>", " ", text)
+    words = re.findall(r"[A-Za-z][A-Za-z_'-]*[A-Za-z]", text)  # two letters or more
+    return [word for word in words if word not in LATIN_IN_CHINESE]
+
+
+def test_the_chinese_pages_captions_and_notes_are_chinese():
+    from posenc_lib.i18n import in_language
+    from tools.site import live_here_note
+
+    with in_language("zh"):
+        for key in PLANS:
+            the_plan = plan(key)
+            page = widget_html(the_plan, f"notebooks/{key}.ipynb")
+            caption = re.search(r"<figcaption>(.*)</figcaption>", page)[1]
+            assert caption.startswith("本页可直接操作："), key
+            assert _english_words(caption) == [], (key, caption)
+            assert _english_words(live_here_note(the_plan)) == [], key
+            assert "Drawn for" not in page, key

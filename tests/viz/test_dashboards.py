@@ -250,3 +250,37 @@ def test_compact_png_keeps_the_picture_in_fewer_bytes():
     assert error.mean() < 1.0 and np.quantile(error, 0.999) <= 24  # a palette step at most
     assert error.max() <= 48  # a few anti-aliased edge pixels land one step further
     assert len(small) < 0.7 * len(raw.getvalue())
+
+
+def test_the_still_image_caption_keeps_subscripts_and_angle_brackets():
+    from posenc_lib.viz.dashboard import caption_text
+
+    readout = "&lang;PE<sub>t</sub>, PE<sub>t+k</sub>&rang; = <b>22.41</b>; 2&pi;&middot;base"
+    assert caption_text(readout) == "⟨PEₜ, PEₜ₊ₖ⟩ = 22.41; 2π·base"  # not "(PEt, PEt+k)"
+    assert caption_text("x<sub>q,w</sub> y<sup>2</sup> z<sup>ab</sup>") == "x_(q,w) y² z^(ab)"
+    dashboard = sinusoid_dashboard_for_caption()
+    try:
+        assert "PEₜ₊ₖ" in caption_text(dashboard.readout.value)
+    finally:
+        plt.close(dashboard.figure)
+
+
+def sinusoid_dashboard_for_caption():
+    from posenc_lib.viz.ch03_sinusoid import sinusoid_dashboard
+
+    return sinusoid_dashboard()
+
+
+def test_sinusoid_table_panel_shows_sines_above_cosines_filling_the_axes():
+    """Interleaved rows (sin near 0 beside cos near 1, a pixel each) read as stripes, not waves."""
+    from posenc_lib.viz.ch03_sinusoid import sinusoid_dashboard
+
+    dashboard = sinusoid_dashboard()
+    for d_model in (64, 16):
+        dashboard.set(d_model=d_model)
+        table = dashboard.result.table.numpy()  # (T, D)
+        shown = np.asarray(dashboard.plot.image.get_array())  # (D, T), sines first
+        np.testing.assert_array_equal(shown[: d_model // 2], table[:, 0::2].T)
+        np.testing.assert_array_equal(shown[d_model // 2 :], table[:, 1::2].T)
+        assert dashboard.plot.image.get_extent()[2:] == [1, 0]  # the whole height, any D
+    plt.close(dashboard.figure)

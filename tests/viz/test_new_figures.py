@@ -119,12 +119,21 @@ def test_decay_curves_draws_each_curve_up_to_half_its_table():
     np.testing.assert_allclose(ten.get_ydata(), curves["ten rows"][1:6].numpy())
     np.testing.assert_allclose(seven.get_xdata(), [1, 2, 3])
     np.testing.assert_allclose(seven.get_ydata(), curves["seven rows"][1:4].numpy())
-    assert (ten.get_linestyle(), seven.get_linestyle()) == ("-", "--")
+    assert ten.get_color() != seven.get_color()
     assert legend_labels(ax) == list(curves)
     verticals = [line.get_xdata()[0] for line in ax.lines[2:4]]
     assert verticals == [2, 4]  # the marks
     assert len(ax.lines) == 5  # two curves, two marks, the zero line
     assert ax.get_xscale() == "log"
+
+
+def test_decay_curves_draws_equal_curves_as_one_line_with_both_names():
+    flat = torch.ones(8)  # the integer and normalized tables: every cosine is 1
+    curves = {"integer": flat, "normalized": flat.clone(), "falls": torch.linspace(1, 0, 8)}
+    fig = ch02_naive.decay_curves(curves, marks=())
+    (ax,) = fig.axes
+    assert legend_labels(ax) == ["integer = normalized", "falls"]
+    assert len(ax.lines) == 3  # two curves and the zero line
 
 
 def test_cross_terms_fade_draws_the_three_curves_and_the_trained_point():

@@ -20,6 +20,12 @@ from posenc_lib.i18n import N_, _, tr
 
 class Attention(Question):
     name, function, points, notebook = "q1", "attention", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "by sqrt(d_k)",
+        "1/sqrt(d_k)",
+        "/ sqrt(d_k)",
+        "softmax(Q K^T / sqrt(d_k)) V",
+    )
     returns, references = TENSOR, ("posenc_lib.attention.self_attention",)
     title = N_("Single-head self-attention by hand")
     hints = (
@@ -86,11 +92,11 @@ class Attention(Question):
         if close(got, self_attention(x, w_q, w_k, w_v)[0]):
             return None
         mistakes = [
-            (torch.softmax(scores, -1) @ v, N_("the scores are not scaled: divide Q K^T by sqrt(d_k) before the softmax.")),
-            (torch.softmax(scores / d_k, -1) @ v, N_("you divide the scores by d_k; the scale is 1/sqrt(d_k).")),
-            (torch.softmax(scores / math.sqrt(x.shape[1]), -1) @ v, N_("the scale uses D, the size of x's rows; it should use d_k, the size of a query (w_k.shape[1]).")),
-            (torch.softmax(scores / math.sqrt(d_v), -1) @ v, N_("the scale uses d_v, the size of a value (w_v.shape[1]); it should use d_k, the size of a query and a key (w_k.shape[1]).")),
-            (torch.softmax(scores / math.sqrt(n_pos), -1) @ v, N_("the scale uses T, the number of positions (x.shape[0]); it should use d_k, the size of a query (w_k.shape[1]).")),
+            (torch.softmax(scores, -1) @ v, N_("the scores go into the softmax unscaled: re-read the scale in the question's formula (section 2 of the lecture).")),
+            (torch.softmax(scores / d_k, -1) @ v, N_("you divide the scores by d_k itself: look again at how the question's formula scales them (section 2).")),
+            (torch.softmax(scores / math.sqrt(x.shape[1]), -1) @ v, N_("the scale uses D, the size of x's rows; re-read which size the question's formula divides by (section 2).")),
+            (torch.softmax(scores / math.sqrt(d_v), -1) @ v, N_("the scale uses d_v, the size of a value; re-read which size the question's formula divides by (section 2).")),
+            (torch.softmax(scores / math.sqrt(n_pos), -1) @ v, N_("the scale uses T, the number of positions; re-read which size the question's formula divides by (section 2).")),
             (torch.softmax((scores / math.sqrt(d_k)).masked_fill(torch.ones(n_pos, n_pos, dtype=torch.bool).triu(1), float("-inf")), -1) @ v, N_("you applied a causal mask; this question's attention lets every query see every key (no mask).")),
             (torch.softmax((scores / math.sqrt(d_k)).flatten(), -1).view(n_pos, n_pos) @ v, N_("your softmax normalises the whole score matrix at once; each row (one query's weights over the keys) should sum to 1: softmax over the last axis.")),
             (torch.softmax(scores / math.sqrt(d_k), 0) @ v, N_("your softmax normalises each column (over the queries); each query's weights over the keys, a row, should sum to 1: softmax over the last axis.")),
@@ -101,7 +107,7 @@ class Attention(Question):
         if named:
             return named
         return _(
-            "The output has the right shape but not the right values; compare each step with the formula softmax(Q K^T / sqrt(d_k)) V."
+            "The output has the right shape but not the right values; compare each step (the products, the scale, the softmax's axis) with the question's formula and section 2 of the lecture."
         )
 
 
@@ -110,6 +116,11 @@ class Attention(Question):
 
 class Permutation(Question):
     name, function, points, notebook = "q2", "permutation_matrix", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "P[i, order[i]] = 1",
+        "its single 1 in column order[i]",
+        "p[row, column] = 1",
+    )
     returns, references = TENSOR, ("posenc_lib.analysis.ch01_order.permutation_matrix",)
     title = N_("Build the permutation matrix P")
     hints = (

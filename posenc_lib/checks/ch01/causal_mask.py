@@ -14,6 +14,11 @@ from posenc_lib.i18n import N_, _, tr
 
 class UnchangedRows(Question):
     name, function, points, notebook = "q5", "unchanged_rows", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "t < min(i, j) or t > max(i, j)",
+        "t < first or t > last",
+        "list(range(T))",
+    )
     returns, references = INDEX_LIST, ()  # reasoning, not a computation the library does
     title = N_("Which outputs does a causal mask keep when two words swap?")
     hints = (

@@ -207,10 +207,7 @@ c4 = Numeric(
         ),
         Mistake(
             24,
-            N_(
-                "24 = 4! counts the orders of 4 words; with 5 words the first place has 5 choices, "
-                "then 4, 3, 2 and 1."
-            ),
+            N_("24 = 4! counts the orders of 4 words; the sentence has 5 (section 3)."),
         ),
         Mistake(
             3125,
@@ -220,6 +217,7 @@ c4 = Numeric(
             ),
         ),
     ),
+    answer_keys=("5!", "5·4·3·2·1", "5 choices, then 4"),
     section=N_("section 3 of the lecture"),
 )
 

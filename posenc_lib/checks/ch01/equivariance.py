@@ -31,6 +31,11 @@ def _gap(f, x, order, out_order=None, reduce="max"):
 
 class EquivarianceGap(Question):
     name, function, points, notebook = "q3", "equivariance_gap", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "f(x[order]) - f(x)[order]",
+        "f(x)[order]",
+        "(a - b).abs().max()",
+    )
     returns, references = FLOAT, ()  # the library has no gap of an arbitrary layer
     title = N_("Measure the equivariance gap of any layer")
     hints = (
@@ -110,6 +115,11 @@ class EquivarianceGap(Question):
 
 class AddPositions(Question):
     name, function, points, notebook = "q4", "add_positions", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "10000 ** (torch.arange(0, dim, 2",
+        "0.1 * t in every column",
+        "torch.stack((angles.sin(), angles.cos())",
+    )
     returns = TENSOR
     references = (
         "posenc_lib.analysis.ch01_order.slot_vectors",

@@ -28,6 +28,11 @@ def _bits(positions: torch.Tensor, n_bits: int, lsb_first: bool = True) -> torch
 
 class BinaryCode(Question):
     name, function, points, notebook = "q1", "binary_encoding", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "(t >> j) & 1",
+        "(t // 2**j) % 2",
+        "torch.arange(n_positions)[:, None]",
+    )
     returns, references = TENSOR, ("posenc_lib.absolute.binary_encoding",)
     title = N_("Build the binary position code")
     hints = (
@@ -178,7 +183,7 @@ def _unevenness_mistakes(table: torch.Tensor) -> list[tuple[float, str]]:
     return [
         (_ratio(_steps(table, "hamming")), N_("you counted the entries that change (the Hamming distance); measure each step by its Euclidean length, ||PE[t+1] - PE[t]||.")),
         (_ratio(_steps(table, "squared")), N_("you compare squared lengths; take the square root (the Euclidean length, .norm()) before the ratio.")),
-        (_ratio(_steps(table, "l1")), N_("you measure each step by the sum of absolute differences (L1); use the Euclidean length, .norm().")),
+        (_ratio(_steps(table, "l1")), N_("you measure each step by the sum of absolute differences (L1); re-read which length the question asks for.")),
         (1 / _ratio(steps), N_("your ratio is upside down: divide the longest step by the shortest, so that a value above 1 means uneven.")),
         (float(steps.max() - steps.min()), N_("you subtract the shortest step from the longest; the question asks for their ratio.")),
         (_ratio(steps[:-1]) if len(steps) > 1 else math.nan, N_("you left out the last pair: the steps run from t = 0 to t = T - 2 (T - 1 pairs), and (T-2, T-1) is one of them.")),
@@ -209,6 +214,10 @@ def _explains(wrong_on_earlier: list[float], right_on_earlier: list[float]) -> b
 
 class Unevenness(Question):
     name, function, points, notebook = "q2", "neighbour_unevenness", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "steps.max() / steps.min()",
+        "(table[1:] - table[:-1]).norm(dim=-1)",
+    )
     returns = FLOAT
     references = (
         "posenc_lib.analysis.ch02_naive.unevenness",

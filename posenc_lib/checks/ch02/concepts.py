@@ -127,6 +127,7 @@ c2 = Numeric(
             ),
         ),
     ),
+    answer_keys=("100 times",),
     section=N_("section 3 of this chapter (normalized positions)"),
 )
 
@@ -148,16 +149,15 @@ c3 = Numeric(
         Mistake(
             10.0,
             N_(
-                "that is the ratio of bits flipped (10 against 1), the Hamming distance. The "
-                "Euclidean length of a step between 0/1 codes is the square root of the number of "
-                "bits flipped (section 4 of this chapter)."
+                "that is the ratio of bits flipped (10 against 1), the Hamming distance; the "
+                "question asks for Euclidean lengths (section 4 of this chapter)."
             ),
         ),
         Mistake(
             math.sqrt(8),
             N_(
-                "√8 ≈ 2.83 is section 4's ratio for 8 bits and 256 positions. With 10 bits the "
-                "longest step, 511 to 512, flips all 10 bits."
+                "√8 ≈ 2.83 is section 4's ratio for 8 bits and 256 positions; this code has 10 bits "
+                "and 1024 positions: find its own longest step."
             ),
         ),
         Mistake(
@@ -169,6 +169,7 @@ c3 = Numeric(
             ),
         ),
     ),
+    answer_keys=("√10", "sqrt(10)", "all 10 bits"),
     section=N_("section 4 of this chapter (binary codes)"),
 )
 

@@ -72,7 +72,7 @@ def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
         N_("you compared every position with position 0 only; the curve averages cos(P_t, P_t+k) over every start t = 0 .. T-1-k."): _first(cosines[0], lambda c: c < threshold),
         N_("you measured the distance ||P_t - P_t+k|| (and waited for it to pass the threshold), not the cosine similarity cos(P_t, P_t+k)."): _first(distances, lambda d: d > threshold),
         N_("you subtracted the mean row before taking cosines; measure the rows as they are, with no centring."): _first(_diagonals(centred, torch.mean), lambda c: c < threshold),
-        N_("you divided each offset's sum by T; offset k has only T - k pairs (t = 0 .. T-1-k), so divide by T - k (the mean of that diagonal)."): _first(by_t, lambda c: c < threshold),
+        N_("you divided each offset's sum by T; offset k has fewer pairs than that (t = 0 .. T-1-k): re-read what the question averages over."): _first(by_t, lambda c: c < threshold),
         N_("you compared with 0.5 whatever the threshold; use the threshold the function is given."): _first(curve, lambda c: c < 0.5),
     }  # fmt: skip
 
@@ -211,6 +211,12 @@ def _explains_misses(wrongs: dict[str, list[int]], got: list[int], wrong_at: lis
 
 class FirstOffsetBelow(Question):
     name, function, points, notebook = "q4", "first_offset_below", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "unit @ unit.T",
+        "cosines.diagonal(k).mean()",
+        ".diagonal(k).mean()",
+        "divide by T - k",
+    )
     returns = INT
     references = (
         "posenc_lib.analysis.learned_table.first_offset_below",

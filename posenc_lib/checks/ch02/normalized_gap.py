@@ -26,6 +26,12 @@ def _gaps(i, j, lengths, divide_by=lambda n: n - 1, signed=False):
 
 class NormalizedGap(Question):
     name, function, points, notebook = "q3", "normalized_gap", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "abs(i - j) / (",
+        "|i - j| / (T - 1)",
+        "abs(i - j) / (n - 1)",
+        "divides by T - 1",
+    )
     returns, references = TENSOR, ()  # one division: the library has nothing closer than that
     title = N_("The same two tokens, sentences of different lengths")
     hints = (
@@ -114,10 +120,10 @@ class NormalizedGap(Question):
             return None
         n = torch.tensor(lengths, dtype=torch.float64)
         mistakes = [
-            (_gaps(i, j, lengths, lambda n: n), N_("you divide by T; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1.")),
-            (_gaps(i, j, lengths, lambda n: n + 1), N_("you divide by T + 1; the normalized code divides by T - 1, so that the last token, T - 1, lands exactly on 1.")),
+            (_gaps(i, j, lengths, lambda n: n), N_("you divide by T; then the last token, T - 1, does not land exactly on 1 as in the normalized code: re-read the question's formula.")),
+            (_gaps(i, j, lengths, lambda n: n + 1), N_("you divide by T + 1; then the last token, T - 1, does not land exactly on 1 as in the normalized code: re-read the question's formula.")),
             (_gaps(i, j, lengths, signed=True), N_("a gap is a distance: it must not depend on which token comes first, so take the absolute value (here i > j).")),
-            (_gaps(i, j, lengths, lambda n: torch.ones_like(n)), N_("you did not normalize: your gaps are counts of tokens, the same for every length, but the codes (and so their gap) are fractions of each sequence.")),
+            (_gaps(i, j, lengths, lambda n: torch.ones_like(n)), N_("you did not normalize: your gaps are counts of tokens, the same for every length, while the codes (and so their gap) are fractions of each sequence.")),
             (j / (n - 1), N_("you returned the code of token j alone; the gap is the difference between the codes of tokens i and j.")),
             (i / (n - 1), N_("you returned the code of token i alone; the gap is the difference between the codes of tokens i and j.")),
             ((abs(i - j) + 1) / (n - 1), N_("you counted the tokens from i to j including both ends, one too many; the gap is the difference between the two codes.")),

@@ -54,6 +54,11 @@ def _terms(word_q, pos_q, word_k, pos_k):
 
 class ScoreTerms(Question):
     name, function, points, notebook = "q5", "score_terms", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "word_q @ pos_k.T",
+        "pos_q @ word_k.T",
+        "torch.stack([q @ k.T for q, k in pairs])",
+    )
     returns, references = TENSOR, ("posenc_lib.analysis.ch03_add_concat.score_terms",)
     title = N_("Split the score of (word + position) vectors into its four terms")
     hints = (
@@ -150,7 +155,7 @@ class ScoreTerms(Question):
             (torch.stack((ww, pw, pw, pp)), N_("your two cross terms are the same one twice: one pairs the query's word with the key's position, the other the query's position with the key's word.")),
             (torch.stack((ww, wp, zero, pp)), N_("your pos . word term is 0: a cross term is missing. (w + p) . (w' + p') has both w . p' and p . w'.")),
             (torch.stack((ww, zero, pw, pp)), N_("your word . pos term is 0: a cross term is missing. (w + p) . (w' + p') has both w . p' and p . w'.")),
-            (_terms(word_k, pos_k, word_q, pos_q).transpose(1, 2), N_("you swapped the query and the key: term 1 is the query's word with the key's position, word_q @ pos_k.T, not the key's word with the query's position.")),
+            (_terms(word_k, pos_k, word_q, pos_q).transpose(1, 2), N_("you swapped the query and the key: your term 1 pairs the key's word with the query's position; re-read which side each cross term takes from (rows are queries).")),
             (_terms(word_k, pos_k, word_q, pos_q), N_("you swapped the query and the key: rows are queries and columns keys, and term 1 is word_q with pos_k.")),
             (want.transpose(1, 2), N_("each of your terms is transposed: rows are queries and columns keys, as in word_q @ word_k.T.")),
             (want / word_q.shape[1] ** 0.5, N_("you divided by sqrt(D): the question asks for the plain dot products (attention scales the whole score later).")),

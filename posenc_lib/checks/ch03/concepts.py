@@ -81,6 +81,7 @@ c1 = Numeric(
             ),
         ),
     ),
+    answer_keys=("2π ≈ 6.28", "2π positions"),
     section=N_("section 1 of this chapter (from bits to waves: frequencies and wavelengths)"),
     unit=N_("positions"),
 )

@@ -146,6 +146,11 @@ _WRAPS = N_(
 
 class DirectionGap(Question):
     name, function, points, notebook = "q3", "direction_gap", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "gram[t, t + k] - gram[t, t - k]",
+        "torch.arange(k, n - k)",
+        "G[t, t + k] - G[t, t - k]",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.direction_gap",)
     title = N_("Measure whether a position table has a direction")
     hints = (

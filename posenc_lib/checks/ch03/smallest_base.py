@@ -160,6 +160,10 @@ def _first(candidates, test):
 
 class SmallestBase(Question):
     name, function, points, notebook = "q4", "smallest_base", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "(distance[2:] > distance[1]).all()",
+        "for base in sorted(candidates)",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch03_sinusoid.smallest_unambiguous_base",)
     title = N_("Find the smallest base that keeps every position unambiguous")
     timeout = 15.0  # a correct answer that builds a table per candidate needs a few seconds

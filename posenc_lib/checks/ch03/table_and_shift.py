@@ -18,6 +18,11 @@ from posenc_lib.i18n import N_, _, tr
 
 class SinusoidalTable(Question):
     name, function, points, notebook = "q1", "sinusoidal_encoding", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "t / base ** (2i / d_model)",
+        "t / base ** (two_i / d_model)",
+        "torch.stack((angles.sin(), angles.cos())",
+    )
     returns = TENSOR
     references = (
         "posenc_lib.absolute.sinusoidal_encoding",
@@ -86,7 +91,7 @@ class SinusoidalTable(Question):
             (_table(n, d, base, start=1), N_("your positions start at 1; they run 0 .. n_positions - 1, so row 0 is (0, 1, 0, 1, ...).")),
             (to_concatenated(want), N_("you put all the sines first and all the cosines after ([sin | cos], as tensor2tensor does). This question asks for the interleaved layout of Vaswani et al.: (sin, cos) pairs side by side. Same numbers, columns in another order.")),
             (to_concatenated(_table(n, d, base, exponent="t2t")), N_("this is tensor2tensor's variant: [sin | cos] blocks and exponent i / (d/2 - 1). The question asks for Vaswani et al.'s: interleaved (sin, cos) pairs with exponent 2i / d_model.")),
-            (_multiplied(n, d, base), N_("you multiply t by base ** (2i / d_model); divide instead, t / base ** (2i / d_model), so that the frequencies fall from 1 to about 1 / base.")),
+            (_multiplied(n, d, base), N_("your frequencies grow with the pair index (t times base ** (2i / d_model)); in the question's table they fall from 1 towards 1 / base: check the sign of the exponent (section 1).")),
             (_table(n, d, 10000.0), tr("you used base 10000 whatever the argument; use the `base` passed in (here {base:g}).", base=base)),
             (_table(n, d, base, second=torch.sin), N_("every column is a sine; the odd columns (2i + 1) hold the cosine.")),
         ]  # fmt: skip
@@ -98,7 +103,7 @@ class SinusoidalTable(Question):
                 "Row 0 is right but later rows are not: check the frequencies w_i = base ** (-2i / d_model) and that each angle is t * w_i."
             )
         return _(
-            "The table has the right shape but not the right values: compare one entry by hand with sin(t / base ** (2i / d_model))."
+            "The table has the right shape but not the right values: work out one entry by hand from the question's formula and compare it with yours (section 1 of the lecture)."
         )
 
 
@@ -130,6 +135,11 @@ def _concatenated_layout(m):
 
 class ShiftMatrix(Question):
     name, function, points, notebook = "q2", "shift_matrix", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "[[c, s], [-s, c]]",
+        "[[cos b, sin b], [-sin b, cos b]]",
+        "torch.block_diag",
+    )
     returns, references = TENSOR, ("posenc_lib.absolute.sinusoidal_shift_matrix",)
     title = N_("Build M_k, the matrix that moves every position k steps")
     hints = (

@@ -2,7 +2,7 @@
 
 c1, how many vectors Shaw's clipped key table holds;
 c2, from which distance T5's encoder puts every earlier key in its last bucket;
-c3, which of T5 and DeBERTa adds a bias in the strict sense (seed 000's myth);
+c3, which of T5 and DeBERTa adds a bias in the strict sense (the myth box of section 6);
 c4, what stays the same when a sentence moves through a text, with T5's bias.
 
 The numeric answers are computed with the library's ``ch04_relative.shaw_index`` and
@@ -51,8 +51,8 @@ c1 = Numeric(
             2 * 2048 - 1,
             N_(
                 "2T − 1 = 4095 is one vector per offset, without clipping. Clipping sends every "
-                "offset beyond ±C to an end row, so the table has 2C + 1 rows whatever T is "
-                "(section 3 of this chapter)."
+                "offset beyond ±C to an end row: count the rows that are left (section 3 of this "
+                "chapter)."
             ),
         ),
         Mistake(
@@ -70,6 +70,7 @@ c1 = Numeric(
             ),
         ),
     ),
+    answer_keys=("2C + 1", "33 rows"),
     section=N_("section 3 of this chapter (Shaw et al.)"),
     unit=N_("vectors"),
 )
@@ -127,8 +128,8 @@ c2 = Numeric(
 c3 = MultipleChoice(
     "c3",
     prompt=N_(
-        "Seed 000 lists T5 and DeBERTa as the models that use a 'relative position bias', a term "
-        "B[i, j] that depends on i − j. Which is right?"
+        "Some tutorials and blog posts list T5 and DeBERTa as the models that use a 'relative "
+        "position bias', a term B[i, j] that depends on i − j. Which is right?"
     ),
     choices=(
         Choice(

@@ -35,6 +35,12 @@ def _cross(dec, enc, w_q, w_k, w_v, *, scale="sqrt d_k", dim=-1, causal=False, s
 
 class CrossAttention(Question):
     name, function, points, notebook = "q5", "cross_attention", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "by sqrt(d_k)",
+        "1 / sqrt(d_k)",
+        "/ sqrt(d_k)",
+        "/ math.sqrt(q.shape[-1])",
+    )
     returns = TENSOR
     references = (
         "posenc_lib.analysis.ch04_encdec.cross_attention",
@@ -111,9 +117,9 @@ class CrossAttention(Question):
             return None
         args = (dec, enc, w_q, w_k, w_v)
         mistakes = [
-            (_cross(*args, scale="none"), N_("the logits are not scaled: divide q @ k.T by sqrt(d_k).")),
-            (_cross(*args, scale="d_k"), N_("you divided by d_k; the scale is 1 / sqrt(d_k).")),
-            (_cross(*args, scale="sqrt D"), N_("you divided by the square root of the model width D; the scale is sqrt(d_k), the size of a query (w_q.shape[1]).")),
+            (_cross(*args, scale="none"), N_("the logits go into the softmax unscaled: re-read the scale in the question's formula (section 5 of the lecture).")),
+            (_cross(*args, scale="d_k"), N_("you divided the logits by d_k itself: look again at how the question's formula scales them.")),
+            (_cross(*args, scale="sqrt D"), N_("you divided by the square root of the model width D; re-read which size the question's formula divides by.")),
             (_cross(*args, dim=0), N_("your softmax runs over the decoder tokens (axis 0); each decoder token's weights over the encoder tokens must sum to 1: softmax over the last axis.")),
             (_cross(*args, causal=True), N_("you applied a causal mask: cross-attention has none, since every encoder token is already known when the decoder runs; only the decoder's self-attention is causal.")),
             (_cross(*args, swap_w=True), N_("you swapped w_q and w_k: the queries are decoder_x @ w_q, the keys encoder_x @ w_k.")),
@@ -122,5 +128,5 @@ class CrossAttention(Question):
         if named:
             return named
         return _(
-            "The output has the right shape but not the right values; compare each step with softmax((decoder_x @ w_q) @ (encoder_x @ w_k).T / sqrt(d_k)) @ (encoder_x @ w_v)."
+            "The output has the right shape but not the right values; compare each step (which input gives the queries, the keys and the values; the scale; the softmax's axis) with the question's formula."
         )

@@ -49,6 +49,11 @@ def _toeplitz(n_q: int, n_k: int, generator) -> torch.Tensor:
 
 class DiagonalSpread(Question):
     name, function, points, notebook = "q1", "diagonal_spread", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "matrix.diagonal(d)",
+        "range(-(n_q - 1), n_k)",
+        "diagonal.max() - diagonal.min()",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch04_relative.diagonal_spread",)
     title = N_("How far is a score matrix from Toeplitz?")
     hints = (
@@ -60,7 +65,10 @@ class DiagonalSpread(Question):
             "For a (T_q, T_k) matrix the offsets run from -(T_q - 1) (bottom-left corner) to "
             "T_k - 1 (top-right corner)."
         ),
-        N_("For each diagonal take max - min; return the largest of these, as a float."),
+        N_(
+            "Loop over d in range(-(T_q - 1), T_k) (a few dozen diagonals: a Python loop is fine), "
+            "keep the largest diagonal.max() - diagonal.min(), and turn it into a float with .item()."
+        ),
     )
 
     def cases(self, seed=0):
@@ -195,6 +203,13 @@ def _shaw(q, k, table, clip, *, sign=1, shift=True, scale="sqrt", content="q k",
 
 class ShawLogits(Question):
     name, function, points, notebook = "q2", "shaw_logits", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "clamp(j - i, -clip, clip) + clip",
+        "offsets.clamp(-clip, clip) + clip",
+        "the offset j - i",
+        "(content + position) / math.sqrt(d)",
+        "the scale is 1/sqrt(d)",
+    )
     returns, references = TENSOR, ("posenc_lib.analysis.ch04_relative.shaw_logits",)
     title = N_("Shaw's relative logits with a clipped table")
     hints = (
@@ -258,11 +273,11 @@ class ShawLogits(Question):
         if close(got, shaw_logits(q, k, table, clip)):
             return None
         mistakes = [
-            (_shaw(q, k, table, clip, sign=-1), N_("the relative vector is indexed by i - j; Shaw's a_ij belongs to the offset j - i (key minus query).")),
+            (_shaw(q, k, table, clip, sign=-1), N_("the relative vector is indexed by the offset the other way round (query minus key): re-read which offset Shaw's a_ij belongs to (section 3 of the lecture).")),
             (_shaw(q, k, table, clip, shift=False), N_("you forgot to add clip to the clamped offset: a negative index counts from the end of rel_keys; row m holds the offset m - clip.")),
-            (_shaw(q, k, table, clip, sign=-1, shift=False), N_("two slips: the offset should be j - i, and its row clamp(j - i, -clip, clip) + clip.")),
-            (_shaw(q, k, table, clip, scale="none"), N_("the logits are not scaled: divide by sqrt(d).")),
-            (_shaw(q, k, table, clip, scale="d"), N_("you divided by d; the scale is 1/sqrt(d).")),
+            (_shaw(q, k, table, clip, sign=-1, shift=False), N_("two slips: your offset is i - j, and the clamped offset is used as a row number as it is (negative rows count from the end); re-read how the question numbers the rows of rel_keys.")),
+            (_shaw(q, k, table, clip, scale="none"), N_("your logits are not scaled: re-read the question's formula for e_ij.")),
+            (_shaw(q, k, table, clip, scale="d"), N_("you divided by d itself: look again at how the question's formula scales the logits.")),
             (_shaw(q, k, table, clip, transpose=True), N_("your matrix is transposed: rows are queries i, columns keys j, so entry (i, j) is e_ij.")),
             (_shaw(q, k, table, clip, content="k q"), N_("your content score is k @ q.T, whose entry (i, j) is k_i . q_j; rows are queries, so the content score is q @ k.T.")),
             (_shaw(q, k, table, clip, scale="position only"), N_("you divided only the position term by sqrt(d); the whole score is divided, e_ij = (q_i . k_j + q_i . a_ij) / sqrt(d).")),
@@ -279,5 +294,5 @@ class ShawLogits(Question):
                 "Your logits are right for offsets within +-clip and wrong beyond: offsets past clip use the end rows of rel_keys (clamp the offset)."
             )
         return _(
-            "The logits have the right shape but not the right values; compare each step with e_ij = q_i . (k_j + a_ij) / sqrt(d), a_ij = rel_keys[clamp(j - i, -clip, clip) + clip]."
+            "The logits have the right shape but not the right values; compare each step (the offsets, the rows of rel_keys, the scale) with the question's formula for e_ij and a_ij (section 3 of the lecture)."
         )

@@ -45,6 +45,14 @@ def _buckets(rel, bidirectional, n, max_distance, *, flip=False, zero_up=False, 
 
 class T5Bucket(Question):
     name, function, points, notebook = "q3", "t5_bucket", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "log(max_distance / exact) * (n - exact)",
+        "torch.clamp(log_bucket, max=n - 1)",
+        "torch.where(distance < exact, distance, log_bucket)",
+        "multiply by n - exact",
+        "log(max_distance / exact)",
+        "at n - 1",
+    )
     returns = INT_TENSOR
     references = (
         "posenc_lib.relative.t5_relative_position_bucket",
@@ -53,14 +61,15 @@ class T5Bucket(Question):
     title = N_("T5's relative position buckets")
     hints = (
         N_(
-            "Bidirectional: half the buckets for each direction; keys after the query (offset > 0) "
-            "add num_buckets // 2 to their bucket. Causal: only keys before the query count; a key "
-            "after it has distance 0."
+            "Work in two steps on whole tensors: first each offset's distance r (and, when "
+            "bidirectional, a tensor `upper` of num_buckets // 2 for offsets > 0, else 0); then the "
+            "bucket of r within its direction, added to `upper`. Try it on torch.arange(-20, 21) "
+            "and print the result."
         ),
         N_(
-            "Within a direction with n buckets: distances below n // 2 are their own bucket. A "
-            "farther distance r gets n//2 + int(log(r / (n//2)) / log(max_distance / (n//2)) * "
-            "(n - n//2))."
+            "Compute the log bucket for every r at once, even where r < exact (r = 0 gives -inf "
+            "there, which is harmless: torch.where picks r instead); take the log of r.float(), "
+            "since torch.log does not take integer tensors, and turn it into ids with .long()."
         ),
         N_(
             "Cap that at n - 1 (everything past max_distance shares the last bucket), use "
@@ -144,14 +153,14 @@ class T5Bucket(Question):
                 "keys after the query add num_buckets // 2 to their bucket, not num_buckets."
             ),
             "cap": N_(
-                "distances far beyond max_distance must stay in the last bucket of their direction: cap the log bucket at n - 1."
+                "distances far beyond max_distance ran past the last bucket of their direction: re-read the question's cap."
             ),
             "round": N_("T5 truncates the log bucket (int(), .long(), floor); you rounded it."),
             "denominator": N_(
-                "divide log(r / exact) by log(max_distance / exact), not by log(max_distance)."
+                "your log bucket divides by log(max_distance); re-read what the question's formula divides log(r / exact) by."
             ),
             "times_exact": N_(
-                "multiply by n - exact, not exact: a direction of n buckets has exact = n // 2 exact buckets and n - exact log buckets, one more when n is odd."
+                "your log buckets are scaled by exact, the number of exact buckets; a direction of n buckets has more log buckets than that when n is odd: re-read the last line of the question."
             ),
             "causal_abs": N_(
                 "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0)."
@@ -187,7 +196,7 @@ class T5Bucket(Question):
                 "Some near offsets are in the wrong bucket: distances below the exact range (n // 2 within a direction) are their own bucket."
             )
         return tr(
-            "Your near buckets are right, but the log buckets differ, first at offset {offset}: check the formula exact + log(r / exact) / log(max_distance / exact) * (n - exact).",
+            "Your near buckets are right, but the log buckets differ, first at offset {offset}: compare your log bucket, term by term, with the question's formula at that offset (section 5 of the lecture).",
             offset=int(wrong_at[wrong_at.abs().argmin()]),
         )
 
@@ -216,12 +225,19 @@ def _bucket_fn(bidirectional, num_buckets, max_distance):
 
 class RelativeBias(Question):
     name, function, points, notebook = "q4", "relative_bias", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "table[bucket_fn(j - i)]",
+        "k_len - q_len + r",
+        ".permute(2, 0, 1)",
+        "table[buckets]",
+    )
     returns, references = TENSOR, ("posenc_lib.relative.RelativePositionBias.forward",)
     title = N_("T5's bias matrix from a table, with a cache")
     hints = (
         N_(
-            "Query row r sits at position i = k_len - q_len + r (the last q_len of the k_len "
-            "positions); key column j at position j. The offset is j - i."
+            "Build all the offsets at once by broadcasting: a column of query positions, "
+            "(k_len - q_len + torch.arange(q_len))[:, None], and a row of key positions, "
+            "torch.arange(k_len)[None, :]; their difference is (q_len, k_len)."
         ),
         N_(
             "bucket_fn(offsets) turns a (q_len, k_len) tensor of offsets into bucket ids of the "
@@ -262,7 +278,7 @@ class RelativeBias(Question):
             return _("Return one tensor; your function returned an endless iterator.")
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (q_len, k_len, heads):
             return tr(
-                "Your bias has shape (q_len, k_len, H) = {shape}: put the heads first, (H, q_len, k_len), with .permute(2, 0, 1).",
+                "Your bias has shape (q_len, k_len, H) = {shape}: the question asks for the heads first, (H, q_len, k_len).",
                 shape=tuple(value.shape),
             )
         if isinstance(value, torch.Tensor) and tuple(value.shape) == (heads, k_len, q_len) != (
@@ -283,11 +299,11 @@ class RelativeBias(Question):
             "you computed the buckets yourself, with T5's defaults (max_distance = 128); use the `bucket_fn` you are given, which knows the model's own settings."
         )
         mistakes = [
-            (_bias(table, bucket_fn, q_len, k_len, cached=False), N_("your queries sit at positions 0..q_len - 1; with a cache they are the last q_len of the k_len positions, so query row r is at position k_len - q_len + r.")),
+            (_bias(table, bucket_fn, q_len, k_len, cached=False), N_("your queries sit at positions 0..q_len - 1, as if there were no cache; re-read where the question puts query row r.")),
             (_bias(table, bucket_fn, q_len, k_len, sign=-1), N_("you looked up i - j; the offset is key minus query, j - i.")),
-            (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), N_("two slips: the offset is j - i (key minus query), and query row r sits at position k_len - q_len + r.")),
+            (_bias(table, bucket_fn, q_len, k_len, cached=False, sign=-1), N_("two slips: your offset is query minus key, and your queries sit at 0..q_len - 1 as if there were no cache; re-read the question's offsets and positions.")),
             (_bias(table[:, :1].expand(-1, heads), bucket_fn, q_len, k_len), N_("every head got head 0's bias: column h of the table belongs to head h.")),
-            (_bias(table, bucket_fn, q_len, k_len, reshape=True), N_("you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed. Move the head axis with .permute(2, 0, 1).")),
+            (_bias(table, bucket_fn, q_len, k_len, reshape=True), N_("you used .reshape (or .view) to put the heads first: it keeps the numbers in their memory order and only cuts them anew, so heads and positions get mixed: the head axis has to move, not the numbers be cut anew.")),
             *((_bias(table, _bucket_fn(both, table.shape[0], 128), q_len, k_len), own_buckets) for both in (False, True)),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
@@ -296,5 +312,5 @@ class RelativeBias(Question):
         if q_len == k_len and close(got, _bias(table, bucket_fn, q_len, k_len).transpose(-2, -1)):
             return _("Your matrix is transposed: rows are queries, columns keys.")
         return _(
-            "Your bias has the right shape but not the right values: look up table[bucket_fn(j - i)] with i = k_len - q_len + r for query row r, then put the heads first."
+            "Your bias has the right shape but not the right values: check each query row's position, the offsets you pass to bucket_fn and where the heads go, against the question's entry [h, r, j]."
         )

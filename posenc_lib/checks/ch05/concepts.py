@@ -2,7 +2,7 @@
 
 - c1 (choice): where ALiBi puts position, and what shape its penalty has;
 - c2 (number): the slope of head 1 of an 8-head model, from the library's ``alibi_slopes``;
-- c3 (number): the effective window ln(10)/m of head 2 of 8;
+- c3 (number): the effective window of head 2 of 8 (a factor 10), to one decimal;
 - c4 (choice): the recency prior: where a key that wins on content is cancelled by the bias.
 
 Every number in a statement is one chapter 5 prints; the numeric answers are computed with the
@@ -53,8 +53,8 @@ c1 = MultipleChoice(
             "c",
             N_("It lowers each score by a penalty inversely proportional to the distance i − j."),
             why=N_(
-                "This is seed 003's sentence, which the chapter's myth box corrects: the penalty "
-                "is proportional to the distance. Doubling the distance doubles it, and penalty / "
+                "A common tutorial claim, which the chapter's myth box corrects: the penalty is "
+                "proportional to the distance. Doubling the distance doubles it, and penalty / "
                 "distance is m at every distance (section 1)."
             ),
         ),
@@ -87,26 +87,23 @@ c2 = Numeric(
         Mistake(
             _slope(8),
             N_(
-                "1/256 is the slope of head 8, the flattest: the ladder starts at 2^(−8/H) = 1/2 and "
-                "ends at 2^(−8) = 1/256 (section 2)."
+                "1/256 is the slope of head 8, the flattest; the question asks for head 1, the "
+                "steepest, at the other end of the ladder (section 2)."
             ),
         ),
         Mistake(
             1 / 8,
-            N_(
-                "1/8 is 1/H, or head 3's slope 2^(−3). Head h of 8 gets 2^(−8h/8) = 2^(−h), so head 1 "
-                "gets 2^(−1) (section 2)."
-            ),
+            N_("1/8 is 1/H, or head 3's slope. Put h = 1 and H = 8 into the ladder of section 2."),
         ),
         Mistake(
             1.0,
             N_(
-                "a slope of 1 would be 2^0, i.e. h = 0. The heads are counted from h = 1, so the steepest "
-                "slope is 2^(−8/H), 1/2 for 8 heads (section 2)."
+                "a slope of 1 would be 2^0, i.e. h = 0; the heads are counted from h = 1 (section 2)."
             ),
         ),
     ),
     section=N_("section 2 of this chapter"),
+    answer_keys=("2^(−1)", "2^(-1)", "1/2 for 8 heads", "= 1/2"),
 )
 
 c3 = Numeric(
@@ -118,6 +115,8 @@ c3 = Numeric(
     ),
     answer=lambda: math.log(10) / float(alibi_slopes(8)[1]),  # head 2 of 8
     rel_tol=0.03,
+    decimals=1,  # "to one decimal": 9.2 or 9.21 passes, 9 does not
+    answer_keys=("ln(10) / m", "ln(10)/m", "4 · ln 10", "4 ln 10", "4·ln(10)", "m·d = ln 10"),
     unit=N_("tokens"),
     why=N_(
         "d = ln(10) / m = 4 · ln 10 ≈ 9.2 tokens, the head's effective window: the weight at "
@@ -128,21 +127,22 @@ c3 = Numeric(
         Mistake(
             1 / _slope(2),
             N_(
-                "1/m = 4 is where the weight has fallen by a factor e, not 10. The factor 10 needs "
-                "m·d = ln 10, so d = ln(10)/m (section 3)."
+                "1/m = 4 is where the weight has fallen by a factor e, not 10: redo section 3's "
+                "working with the factor the question asks for."
             ),
         ),
         Mistake(
             10.0,
             N_(
                 "10 is the first whole distance at which the weight is below a tenth (section 3's "
-                "table); the factor is exactly 10 a little earlier, at d = ln(10)/m = 4 · ln 10."
+                "table); the factor is exactly 10 somewhat earlier, at a distance that need not be "
+                "whole."
             ),
         ),
         Mistake(
             math.log(2) / _slope(2),
             N_(
-                "ln(2)/m ≈ 2.8 is where the weight has halved. A factor 10 needs m·d = ln 10 "
+                "ln(2)/m ≈ 2.8 is where the weight has halved; the question asks for a factor of 10 "
                 "(section 3)."
             ),
         ),
@@ -150,7 +150,14 @@ c3 = Numeric(
             math.log(10) * _slope(2),
             N_(
                 "m · ln 10 ≈ 0.58 has the slope upside down: a flatter head (smaller m) looks further, "
-                "so the window is ln(10) / m (section 3)."
+                "so its window must grow as m shrinks (section 3)."
+            ),
+        ),
+        Mistake(
+            math.log(10),
+            N_(
+                "ln 10 ≈ 2.3 is the distance at which a slope of 1 would cut the weight tenfold: this "
+                "head's slope is 1/4, and the bias grows with m · d (section 3)."
             ),
         ),
     ),

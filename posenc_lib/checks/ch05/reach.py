@@ -23,6 +23,11 @@ from posenc_lib.i18n import N_, _, tr
 
 class Window(Question):
     name, function, points, notebook = "q3", "effective_window", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "ln(factor) / m",
+        "math.log(factor) / slopes",
+        "log(factor) / m",
+    )
     returns, references = TENSOR, ("posenc_lib.analysis.ch05_alibi.effective_window",)
     title = N_("How far back does each head look?")
     hints = (
@@ -82,14 +87,14 @@ class Window(Question):
         if close(got, want, rtol=1e-5, atol=0):
             return None
         mistakes = [
-            (math.log10(factor) / m, N_("you used log base 10. Softmax weights are e^logit, so use the natural log, ln(factor) / m.")),
-            (math.log2(factor) / m, N_("you used log base 2. Softmax weights are e^logit, so use the natural log, ln(factor) / m.")),
-            (factor / m, N_("the weight does not fall in proportion to the distance but exponentially, as exp(-m d): solve exp(-m d) = 1 / factor.")),
-            (math.log(factor) * m, N_("multiply and divide are swapped: the steeper the slope, the shorter the window, so divide by m.")),
+            (math.log10(factor) / m, N_("you used log base 10, where softmax weights are powers of e (section 3 of the lecture).")),
+            (math.log2(factor) / m, N_("you used log base 2, where softmax weights are powers of e (section 3 of the lecture).")),
+            (factor / m, N_("your windows fall in proportion to the distance; the weight falls exponentially, as exp(-m d) (section 3 of the lecture).")),
+            (math.log(factor) * m, N_("multiply and divide are swapped: your windows grow with the slope, whereas a steeper slope means a shorter window.")),
             (1 / m, N_("1 / m is where the weight has fallen by a factor e; the question asks where it has fallen by `factor`.")),
-            (-want, N_("a distance is positive: exp(-m d) = 1 / factor gives d = +ln(factor) / m.")),
-            (want.ceil(), N_("you rounded up to whole tokens; return the exact distance ln(factor) / m.")),
-            (want.floor(), N_("you rounded down to whole tokens; return the exact distance ln(factor) / m.")),
+            (-want, N_("your windows are negative, and a distance is not: check the sign as you solve for d.")),
+            (want.ceil(), N_("you rounded up to whole tokens; the question asks for the exact distance, a real number.")),
+            (want.floor(), N_("you rounded down to whole tokens; the question asks for the exact distance, a real number.")),
             (library_window(library_slopes(m.numel(), dtype=torch.float64), factor), N_("you computed your own slopes for this many heads; use the `slopes` you are given (a model may have been trained with others).")),
             (math.log(10.0) / m, N_("you used factor 10, the lecture's, whatever the argument; use the `factor` passed in.")),
         ]  # fmt: skip
@@ -131,6 +136,10 @@ def _near_window(slope: float, generator: torch.Generator) -> int:
 
 class FarAttention(Question):
     name, function, points, notebook = "q4", "far_attention", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "weights[d > distance].sum()",
+        "torch.softmax(-slope * d, dim=0)",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch05_alibi.far_mass",)
     title = N_("How much attention reaches past a distance?")
     hints = (

@@ -27,6 +27,13 @@ def _ladder(n: int) -> list[float]:
 
 class Slopes(Question):
     name, function, points, notebook = "q1", "alibi_slopes", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "longer[0::2]",
+        "[0::2][: num_heads - low]",
+        "from the odd places of the ladder",
+        "fill the other",
+        "2 ** math.floor(math.log2(num_heads))",
+    )
     returns = FLOATS
     references = (
         "posenc_lib.alibi.alibi_slopes",
@@ -108,13 +115,13 @@ class Slopes(Question):
         mistakes = [
             (want.flip(0), N_("your slopes run from the gentlest to the steepest; head 1 has the steepest slope, 2 ** (-8 / H).")),
             (_ladder(n // 2) + _ladder(n)[0::2][: n - n // 2] if low == n > 1 else [], tr("{n} is a power of two, so the largest power of two <= H is H itself: the slopes are the ladder 2 ** (-8 h / {n}), with no extra heads.", n=n)),
-            (_ladder(n), tr("for H = {n}, which is not a power of two, the paper's formula (section 3: the geometric sequence starting at 2 ** (-8 / {n})) gives these, but the authors' code (and BLOOM's), which this question follows, does not: take the slopes of the largest power of two below it ({low} heads) and fill the other {rest} heads from the ladder of {double} heads.", n=n, low=low, rest=n - low, double=2 * low)),
-            (_ladder(above)[:n], tr("you cut the ladder of {above} heads down to {n}; start from the ladder of {low} heads (the largest power of two <= {n}) and add the extra heads from the odd places of the ladder of {double}.", above=above, n=n, low=low, double=2 * low)),
+            (_ladder(n), tr("for H = {n}, which is not a power of two, the paper's formula (section 3: the geometric sequence starting at 2 ** (-8 / {n})) gives these; the authors' code (and BLOOM's), which this question follows, does not: re-read the question's rule for a head count that is not a power of two.", n=n, low=low, rest=n - low, double=2 * low)),
+            (_ladder(above)[:n], tr("you cut the ladder of {above} heads down to {n}; the first heads keep a shorter ladder: re-read the question's rule for a head count that is not a power of two.", above=above, n=n, low=low, double=2 * low)),
             ([1.0] if n == 1 else [], N_("for a single head (H = 1) the ladder is 2 ** (-8 h / H) with h = 1: one slope, 2 ** -8, not 1.")),
             ([2.0 ** (-8.0 * h / n) for h in range(n)], N_("your first slope is 1 because h starts at 0; h counts from 1, so head 1's slope is 2 ** (-8 / H).")),
             ([2.0**-h for h in range(1, n + 1)], N_("you used 2 ** -h, the slopes for 8 heads, whatever H; the ratio between neighbouring heads is 2 ** (-8 / H).")),
             (sorted(_ladder(low) + extras, reverse=True), N_("your slopes are in the wrong order: the paper's code (and BLOOM's) keeps the first heads on the ladder of the largest power of two, and puts the extra heads after them.")),
-            (_ladder(low) + _ladder(2 * low)[1::2][: n - low], N_("your extra heads repeat slopes the first heads already have (the even places of the longer ladder); take its odd places, which the shorter ladder lacks (each half a step above one of its heads).")),
+            (_ladder(low) + _ladder(2 * low)[1::2][: n - low], N_("your extra heads repeat slopes the first heads already have; the question's extra heads get slopes the shorter ladder lacks.")),
             (_ladder(low) + _ladder(2 * low)[0::2][::-1][: n - low], N_("the extra heads take the odd places of the longer ladder from its steep end, in order: extra head k sits half a step above head k.")),
         ]  # fmt: skip
         named = named_mistake(
@@ -158,6 +165,10 @@ def _bias(slopes: torch.Tensor, n: int, form: str = "paper") -> torch.Tensor:
 
 class CausalBias(Question):
     name, function, points, notebook = "q2", "causal_alibi_bias", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        'masked_fill(j > i, float("-inf"))',
+        "-slopes[:, None, None] * distance",
+    )
     returns, references = TENSOR, ("posenc_lib.alibi.alibi_bias",)
     title = N_("Build ALiBi's causal bias")
     hints = (
@@ -234,13 +245,13 @@ class CausalBias(Question):
             if close(got[visible], want[visible]):
                 if not bool(torch.isneginf(value[future]).all()):
                     return _(
-                        "Close, but your masked entries hold a large negative number, not float('-inf'): -1e9 works in a softmax, but the question asks for float('-inf'), which masks exactly whatever the logits."
+                        "Close, but your masked entries hold a large negative number, not float('-inf'): -1e9 works in a softmax, while the question asks for float('-inf'), which masks exactly whatever the logits."
                     )
                 return None
             mistakes = [
                 (_bias(slopes, n, "flipped"), N_("your sign is flipped: +m (i - j) rewards keys for being far away. The bias is -m (i - j), a penalty that grows with distance.")),
-                (_bias(slopes, n, "bloom"), N_("this is +m j, the form of the paper's own code (and of BLOOM, which copied it). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m i, which softmax ignores), but this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal.")),
-                (_bias(slopes, n, "mpt"), N_("this is MPT's form, m (j - T + 1). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m (T - 1 - i), which softmax ignores), but this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal.")),
+                (_bias(slopes, n, "bloom"), N_("this is +m j, the form of the paper's own code (and of BLOOM, which copied it). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m i, which softmax ignores); this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal.")),
+                (_bias(slopes, n, "mpt"), N_("this is MPT's form, m (j - T + 1). It gives the same attention weights (per query row it differs from -m (i - j) by the constant m (T - 1 - i), which softmax ignores); this question asks for the paper's equation, -m (i - j), which is 0 on the diagonal.")),
                 (_bias(slopes.flip(0), n), N_("head h should use slopes[h]; yours use the slopes in reverse order.")),
                 (_bias(library_slopes(heads), n), N_("you computed your own slopes; use the `slopes` you are given (a model may have been trained with others).")),
                 (_bias(slopes.sort(descending=True).values, n), N_("you sorted the slopes; head h uses slopes[h], in the order they are given.")),
@@ -258,13 +269,18 @@ class CausalBias(Question):
             ahead = (slopes.double()[:, None, None] * (j - i)).expand(heads, n, n)[
                 future
             ]  # m (j - i)
+            below = got[visible]  # the keys a causal query sees, j <= i
+            if close(upper, -ahead) and close(below, _bias(slopes, n, "flipped")[visible]):
+                return _(
+                    "Your bias has its sign flipped, +m (i - j), and no mask: it rewards far keys instead of penalising them (section 4 of the lecture: which sign is right?), and keys after the query (j > i) are visible."
+                )
             if close(upper, -ahead):
                 return _(
-                    "Your bias is the symmetric -m |i - j| with no mask: that is the bidirectional form for an encoder. A causal model must not see keys after the query: set those entries (j > i) to -inf."
+                    "Your bias is the symmetric -m |i - j| with no mask: that is the bidirectional form for an encoder. A causal model must not see keys after the query (j > i): re-read the question's mask."
                 )
             if close(upper, ahead):
                 return _(
-                    "Keys after the query (j > i) are not masked, and there -m (i - j) is +m (j - i): a reward for looking into the future. Set those entries to -inf."
+                    "Keys after the query (j > i) are not masked, and there -m (i - j) is +m (j - i): a reward for looking into the future. Re-read the question's mask."
                 )
             if bool((upper == 0).all()):
                 return _(

@@ -24,6 +24,12 @@ def _base(length, d, *, circle=2 * math.pi, exponent=None):
 
 class SmallestBase(Question):
     name, function, points, notebook = "q5", "smallest_base", 1, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "(L / (2 pi)) ** (D / (D - 2))",
+        "2 pi * base ** ((D - 2) / D) = L",
+        "base ** ((D - 2) / D) = L / (2 pi)",
+        "(context_length / (2 * math.pi))",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch06_beyond.smallest_base",)
     title = N_("The smallest base whose slowest pair turns at most once over a context")
     hints = (
@@ -59,13 +65,13 @@ class SmallestBase(Question):
         if same_number(got, want, BASE_RTOL, 0.0):
             return None
         mistakes = [
-            (float(length), N_("you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength is 2 pi * base ** ((D - 2) / D), which reaches L at a smaller base.")),
+            (float(length), N_("you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength reaches L at a smaller base (section 9 of the lecture).")),
             (_base(length, d, circle=1.0), N_("you left out the 2 pi: a wavelength is 2 pi / theta positions, not 1 / theta.")),
-            (_base(length, d, circle=1 / (2 * math.pi)), N_("you multiplied by 2 pi where you should divide: 2 pi * base ** ((D - 2) / D) = L gives base ** ((D - 2) / D) = L / (2 pi).")),
+            (_base(length, d, circle=1 / (2 * math.pi)), N_("you multiplied by 2 pi where your equation divides by it: redo the step that moves the 2 pi to the other side.")),
             (_base(length, d, circle=math.pi), N_("you used pi; one full turn is 2 pi radians.")),
-            (_base(length, d, exponent=1.0), N_("you took the slowest frequency as 1 / base (pair i = D/2); the last pair is i = D/2 - 1, theta = base ** (-(D - 2) / D).")),
-            (_base(length, d, exponent=(d - 2) / d), N_("your exponent is upside down: base ** ((D - 2) / D) = L / (2 pi) gives base = (L / (2 pi)) ** (D / (D - 2)).")),
-            (_base(length, d, exponent=d / 2), N_("you used pair 1 (theta = base ** (-2 / D)), the fastest but one; the slowest pair is the last, i = D/2 - 1.")),
+            (_base(length, d, exponent=1.0), N_("you took the slowest frequency as 1 / base, which belongs to a pair i = D/2 that does not exist: which pair is the last one?")),
+            (_base(length, d, exponent=(d - 2) / d), N_("your exponent is upside down: check how you undid the power of the base when you solved for it.")),
+            (_base(length, d, exponent=d / 2), N_("you used pair 1 (theta = base ** (-2 / D)), the second fastest; the slowest pair is the last, i = D/2 - 1.")),
             (_base(length, d, exponent=d / (d - 4)), N_("you used D/2 where D belongs: theta_i = base ** (-2i / D) with D = head_dim, not the number of pairs.")),
             (float(math.ceil(want)), N_("you rounded up to a whole number; return the exact value (the base can be any real number).")),
             (2 * math.pi * length ** ((d - 2) / d), N_("you returned the slowest wavelength of base = L; return the base whose slowest wavelength is L.")),
@@ -75,7 +81,7 @@ class SmallestBase(Question):
             return named
         if got > length:
             return _(
-                "Your base is larger than the context length; solve 2 pi * base ** ((D - 2) / D) = L for the base."
+                "Your base is larger than the context length; the slowest pair's wavelength reaches the context at a smaller base: write that wavelength and solve for the base (section 9)."
             )
         return _(
             "Your base differs from the one whose slowest pair (i = D/2 - 1) turns exactly once over the context."

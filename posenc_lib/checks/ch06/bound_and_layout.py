@@ -18,7 +18,7 @@ from posenc_lib.checks.ch06.setting import F64, NOTEBOOK, _other
 from posenc_lib.checks.diagnosis import CLOSE_BUT, named_mistake
 from posenc_lib.checks.question import Case, Question
 from posenc_lib.checks.run import TooMany
-from posenc_lib.i18n import N_, _, tr
+from posenc_lib.i18n import N_, _
 from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 
 # -- q3: RoFormer's decay bound ----------------------------------------------------------------------
@@ -49,6 +49,11 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
 
 class DecayBound(Question):
     name, function, points, notebook = "q3", "decay_bound", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "torch.sqrt(real**2 + imag**2).mean()",
+        "phases.cos().cumsum(0)",
+        "divide by D/2",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch06_rope.decay_bound",)
     title = N_("RoFormer's relative upper bound at one distance")
     hints = (
@@ -98,7 +103,7 @@ class DecayBound(Question):
             return None
         mistakes = [
             (_bound_variant(distance, d, base, divide=1), N_("you returned the sum of the |S_j|; the relative bound divides it by D/2.")),
-            (_bound_variant(distance, d, base, divide=d), N_("you divided by D; there are D/2 partial sums, so divide by D/2.")),
+            (_bound_variant(distance, d, base, divide=d), N_("you divided by D; count the partial sums again (section 4 of the lecture).")),
             (_bound_variant(distance, d, base, reduce="last"), N_("you returned |S_{D/2}|, the last partial sum only; the bound averages all of |S_1|, ..., |S_{D/2}|.")),
             (_bound_variant(distance, d, base, reduce="last") / (d // 2), N_("you returned |S_{D/2}| / (D/2), the last partial sum divided by D/2; the bound is the mean of all D/2 values |S_1|, ..., |S_{D/2}|.")),
             (_bound_variant(distance, d, base, reduce="re"), N_("you averaged the real parts of S_j; the bound uses their moduli |S_j| = sqrt(re^2 + im^2).")),
@@ -173,6 +178,12 @@ def _describe_weights(shape, heads, dh, source, target):
 
 class FixLayout(Question):
     name, function, points, notebook = "q4", "fix_layout", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "(0, 2, 4, ..., 1, 3, 5, ...)",
+        "(0, D/2, 1, D/2 + 1, ...)",
+        "torch.argsort(to_half)",
+        "h * d_head + order",
+    )
     returns = (TENSOR, TENSOR)
     references = (
         "posenc_lib.analysis.ch06_rope.convert_projection",
@@ -247,23 +258,13 @@ class FixLayout(Question):
         inverse = layout_permutation(w_q.shape[1] // heads, target, source)
         fixed_q, fixed_k = convert_projection(w_q, heads, source, target), convert_projection(w_k, heads, source, target)  # fmt: skip
         whole = layout_permutation(w_q.shape[1], source, target)
-        if target == "half":
-            going = _(
-                "Going to 'half', a head's new column j is old column perm[j] with "
-                "perm = (0, 2, 4, ..., 1, 3, 5, ...)."
-            )
-        else:
-            going = _(
-                "Going to 'interleaved', a head's new column j is old column perm[j] with "
-                "perm = (0, D/2, 1, D/2 + 1, ...), the inverse of (0, 2, 4, ..., 1, 3, 5, ...)."
-            )
         mistakes = [
             ((w_q, w_k), N_("these are the weights as they came: run with the target layout they still show the symptom. Reorder each head's columns.")),
             ((w_k, w_q), N_("you returned the weights unchanged and in swapped order; return (w_q, w_k), each with its columns reordered.")),
-            ((fixed_k, fixed_q), N_("your reordering is right but you returned (w_k, w_q); return (w_q, w_k).")),
-            ((_per_head(w_q, heads, lambda b: b[:, inverse]), _per_head(w_k, heads, lambda b: b[:, inverse])), tr("you applied the permutation of the opposite direction (its inverse). {going}", going=going)),
-            ((fixed_q, w_k), N_("you fixed w_q but not w_k: the key's pairs must line up too.")),
-            ((w_q, fixed_k), N_("you fixed w_k but not w_q: the query's pairs must line up too.")),
+            ((fixed_k, fixed_q), N_("your reordering is right, and you returned the two matrices in the wrong order: re-read what the function returns.")),
+            ((_per_head(w_q, heads, lambda b: b[:, inverse]), _per_head(w_k, heads, lambda b: b[:, inverse])), N_("you applied the permutation of the opposite direction (its inverse): check which layout the weights were made for and which one they go to (section 3 of the lecture).")),
+            ((fixed_q, w_k), N_("you fixed w_q and not w_k: the key's pairs must line up too.")),
+            ((w_q, fixed_k), N_("you fixed w_k and not w_q: the query's pairs must line up too.")),
             ((w_q[:, whole], w_k[:, whole]), N_("you reordered all the columns as if they were one head; each head has its own pairs: reorder within each head's block of columns.")),
             ((_strided(w_q, heads, source, target), _strided(w_k, heads, source, target)), N_("you took head h's columns as h, h + H, h + 2H, ...; head h owns the block of columns h * D_h .. (h + 1) * D_h - 1.")),
         ]  # fmt: skip

@@ -61,7 +61,7 @@ c1 = Numeric(
         Mistake(
             2 * math.pi * 500_000,
             N_(
-                "about 3,141,593 is the seeds' wavelength for a pair turning 1/base radian per "
+                "about 3,141,593 is a common tutorial's wavelength for a pair turning 1/base radian per "
                 "position; no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian "
                 "per position (section 9)."
             ),
@@ -74,6 +74,7 @@ c1 = Numeric(
             ),
         ),
     ),
+    answer_keys=("2π / θ_0", "2π positions"),
     section=N_("section 2 of this chapter"),
 )
 
@@ -199,22 +200,23 @@ c4 = MultipleChoice(
                 "the base."
             ),
             why=N_(
-                "This is the seeds' rule, loose and wrong as a must: for D = 128 the slowest pair "
-                "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 pairs "
-                "base 10,000 with 32,768 positions (slowest wavelength 54,410; its 4,096-token sliding "
-                "window keeps the offsets it scores below its base) (section 9)."
+                "A common rule of thumb, loose and wrong as a must: for D = 128 the slowest pair "
+                "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 breaks "
+                "it, pairing base 10,000 with 32,768 positions while its slowest pair still turns "
+                "less than once (wavelength 54,410) (section 9)."
             ),
         ),
         Choice(
             "b",
             N_(
-                "So that the slowest pair turns less than once over the context: for D = 128, base ≈ "
-                "context / 5.5 suffices."
+                "So that the slowest pair turns less than once over the context: for D = 128, base ≥ "
+                "context / 5.5 is one necessary condition, not a sufficient one."
             ),
             why=N_(
-                "Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell "
-                "near from far on its own. For D = 128 a 32,768-token context needs base ≥ 5,974, the "
-                "context / 5.5 (section 9's table)."
+                "Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell near "
+                "from far on its own, so 32,768 tokens need base ≥ 5,974 (section 9's table). That is "
+                "a floor: Llama 3 uses 500,000 for 8,192 tokens, 342 times it, and Qwen2 raised its "
+                "base to 1,000,000 for 32,768 (section 9)."
             ),
         ),
         Choice(

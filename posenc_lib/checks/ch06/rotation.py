@@ -49,6 +49,11 @@ def _rope_variant(x, positions, base, style, *, pairs=None, table=None, sign=1.0
 
 class ApplyRope(Question):
     name, function, points, notebook = "q1", "apply_rope", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "x1 cos - x2 sin, x1 sin + x2 cos",
+        "x1 * cos - x2 * sin",
+        "torch.arange(0, D, 2) / D",
+    )
     returns = TENSOR
     references = (
         "posenc_lib.analysis.ch06_rope.rotate",
@@ -129,15 +134,15 @@ class ApplyRope(Question):
         mistakes = [
             (x.double(), N_("your function returns x unchanged: every pair must turn by its position's angle.")),
             (_rope_variant(x, positions, base, style, pairs=other, table=other), tr("you paired the dims as in the {other!r} layout. In 'half', dim i turns with dim i + D/2; in 'interleaved', dim 2i turns with dim 2i + 1.", other=other)),
-            (_rope_variant(x, positions, base, style, sign=-1.0), N_("your pairs turn clockwise. The convention is counterclockwise, (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2 cos): multiplying x1 + i x2 by e^(i m theta).")),
+            (_rope_variant(x, positions, base, style, sign=-1.0), N_("your pairs turn clockwise; the question's turn is counterclockwise: check the signs of your sin terms (section 1 of the lecture).")),
             (want[:, layout_permutation(d, style, other)], tr("you wrote the result back in the {other!r} order (the rotation itself is right); put each rotated pair where its two dims came from.", other=other)),
-            (_rope_variant(x, positions, base, style, table=other), tr("the pairs are right but the cos and sin tables are laid out for {other!r}: each pair must use one frequency for both its dims.", other=other)),
-            (_rope_variant(x, positions, base, style, power=1.0), N_("the frequencies are base ** (-i / D); RoFormer's are base ** (-2i / D), i = 0 .. D/2 - 1 (use torch.arange(0, D, 2) / D).")),
+            (_rope_variant(x, positions, base, style, table=other), tr("your cos and sin tables are laid out for {other!r}, though the pairs are right: each pair must use one frequency for both its dims.", other=other)),
+            (_rope_variant(x, positions, base, style, power=1.0), N_("your frequencies are base ** (-i / D); re-read the question's exponent: what does i count?")),
             (_rope_variant(x, positions, base, style, power=-2.0), N_("your frequencies grow with the pair index (base ** (+2i / D)); they should shrink: theta_i = base ** (-2i / D).")),
             (rotate(x, (pos + 1).tolist(), base, style), N_("every position is off by one (1-based?): position p must turn by p * theta, so position 0 is not turned at all.")),
             (rotate(x, len(positions), base, style), N_("you used positions 0, 1, 2, ... instead of the `positions` given.")),
             (rotate(x, positions, 10000.0, style), N_("you used base 10000 instead of the `base` given.")),
-            (_cos_only(x, positions, base, style), N_("you multiplied by cos but left out the partner's term (-x2 sin for the first member, +x1 sin for the second).")),
+            (_cos_only(x, positions, base, style), N_("you multiplied by cos and left out the partner's term (-x2 sin for the first member, +x1 sin for the second).")),
             (rotate(x, sorted(positions), base, style), N_("you sorted the positions: row t sits at positions[t], in the order given.")),
         ]  # fmt: skip
         named = named_mistake(mistakes, lambda wrong: wrong.shape == got.shape and near(got, wrong))
@@ -222,6 +227,10 @@ def _extremes_inside(rotation, q, k, offset, positions):
 
 class SpreadAtOffset(Question):
     name, function, points, notebook = "q2", "offset_spread", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "max(scores) - min(scores)",
+        "float(rotate(q, p + offset) @ rotate(k, p)) for p in positions",
+    )
     returns, references = FLOAT, ()  # the library's offset_spread measures RoPE only
     title = N_("Measure whether a rotation's scores depend on m - n only")
     hints = (
@@ -269,6 +278,15 @@ class SpreadAtOffset(Question):
                 )
             q, k = torch.randn(2, d, generator=generator, dtype=F64)
             if kind == "added":
+                # A score is signed: in every draw the added vectors' scores take both signs, so
+                # that the spread of |score| (or any answer that drops the sign) is not the spread.
+                for _try in range(200):
+                    scores = _scores(rotation, q, k, offset, positions)
+                    if scores.min() < -0.5 and scores.max() > 0.5:
+                        break
+                    q, k = torch.randn(2, d, generator=generator, dtype=F64)
+                else:  # pragma: no cover - the tests draw seeds 0..199 and find both signs
+                    raise RuntimeError("no draw of q and k gives scores of both signs")
                 positions = _extremes_inside(rotation, q, k, offset, positions)
             cases.append(
                 Case(
@@ -305,10 +323,11 @@ class SpreadAtOffset(Question):
             return float(s.max() - s.min())
 
         mistakes = [
-            (spread(_scores(rotation, q, k, offset, positions, rotate_k=False)), N_("you rotated the query but not the key: both are rotated, the key to position p.")),
+            (spread(_scores(rotation, q, k, offset, positions, rotate_k=False)), N_("you rotated the query and not the key: both are rotated, the key to position p.")),
             (spread(_scores(rotation, q, k, offset, positions, same=True)), N_("you put the query and the key at the same position; the query goes to p + offset, the key to p.")),
             (spread(_scores(rotation, q, k, offset, positions, key_offset=True)), N_("you moved the key by the offset instead of the query (or swapped q and k, which gives the same scores): the query q sits at m = p + offset, the key k at n = p.")),
             (float(scores.abs().max()), N_("you returned the largest |score|; the spread is the largest score minus the smallest.")),
+            (spread(scores.abs()), N_("you took the spread of |score|: a score is signed, and a negative one counts with its sign (re-read the question: the largest score minus the smallest).")),
             (float(scores.std()), N_("you returned the standard deviation; the spread is max - min.")),
             (float(scores.std(correction=0)), N_("you returned the standard deviation; the spread is max - min.")),
             (spread(_scores(rotation, q, k, offset, range(len(positions)))), N_("you used positions 0, 1, 2, ... instead of the `positions` given.")),

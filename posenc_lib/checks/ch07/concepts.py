@@ -19,7 +19,7 @@ from posenc_lib.rope_scaling import ntk_base
 c1 = MultipleChoice(
     "c1",
     prompt=N_(
-        "Nine small models, trained on windows of L = 64 characters (three seeds each), were "
+        "Ten small models, trained on windows of L = 64 characters (three seeds each), were "
         "tested on texts up to 8L. Which statement does the chapter's table support?"
     ),
     choices=(
@@ -42,8 +42,10 @@ c1 = MultipleChoice(
                 "as well as ALiBi."
             ),
             why=N_(
-                "Relative is not enough: at 8L T5 is 3.00 times and RoPE 3.73 times worse than at "
-                "L, not measurably better than NoPE's 3.14; only ALiBi's penalty holds (0.96) (section 2)."
+                "Relative is not enough: at 8L T5 is 1.75 times and RoPE 3.73 times worse than at "
+                "L, while ALiBi holds at 0.96 in every seed (section 2). T5 does beat NoPE and RoPE "
+                "past L in every seed, but it climbs past 2L: every key 31 or more back shares one "
+                "fixed bias (sections 1 and 3d)."
             ),
         ),
         Choice(
@@ -80,6 +82,7 @@ c2 = Numeric(
     ),
     answer=lambda: ntk_base(10000.0, 4.0, 32),  # 10000 * 4 ** (32 / 30)
     rel_tol=0.02,
+    answer_keys=("4^(32/30)", "s^(D/(D−2))", "s^(D/(D-2))", "32/30", "43,873"),
     why=N_(
         "base · s^(D/(D−2)) = 10000 · 4^(32/30) ≈ 43,873: the slowest pair's frequency is "
         "base^(−(D−2)/D), so the base must grow by s^(D/(D−2)) to divide it by s; pair 0 keeps its "
@@ -89,23 +92,23 @@ c2 = Numeric(
         Mistake(
             10000.0 * 4,
             N_(
-                "10000 · 4 = 40,000 is seed 000's formula, which the myth box corrects: it divides the "
-                "slowest pair by only 4^(30/32), leaving it 0.2726 of its frequency instead of 0.25. "
-                "The base must be 10000 · 4^(32/30) (section 4)."
+                "10000 · 4 = 40,000 is a common tutorial formula, which the myth box corrects: it "
+                "divides the slowest pair by only 4^(30/32), leaving it 0.2726 of its frequency "
+                "instead of 0.25. Work out which power of 4 the base needs (section 4)."
             ),
         ),
         Mistake(
             10000.0 / 4,
             N_(
                 "10000 / 4 = 2,500 makes every pair turn faster, the opposite of the aim: to slow the "
-                "slow pairs the base must grow, to 10000 · s^(D/(D−2)) (section 4)."
+                "slow pairs the base must grow (section 4)."
             ),
         ),
         Mistake(
             10000.0 * 4**2,
             N_(
                 "10000 · 4² = 160,000 over-stretches: it divides the slowest pair by 4^(60/32) ≈ 13.5, "
-                "not 4. The exponent is D/(D−2) = 32/30 (section 4)."
+                "not 4. Work out the exponent from the slowest pair's frequency (section 4)."
             ),
         ),
     ),
@@ -181,8 +184,8 @@ c4 = MultipleChoice(
                 "The fine-tuning did the work: the unscaled control beat PI and YaRN in every seed."
             ),
             why=N_(
-                "PI and YaRN reached 2.89 and 2.82 at 4L, the control 2.82 too and lower in every "
-                "seed at every length; the fine-tune was 20% more training characters, far more than "
+                "PI and YaRN reached 2.89 and 2.82 at 4L, the control 2.82 too and lower, paired by "
+                "seed, at every length; the fine-tune was 20% more training characters, far more than "
                 "the YaRN paper's 0.1% (section 4)."
             ),
         ),
@@ -190,7 +193,7 @@ c4 = MultipleChoice(
             "b",
             N_("PI and YaRN beat the control: the scaling is what lets the model read 4L."),
             why=N_(
-                "The control was lower than both in every seed at every length, and held at 2.81 "
+                "The control was lower than both, paired by seed, at every length, and held at 2.81 "
                 "at 8L where PI and YaRN rose to 3.63 and 3.29 (section 4, with fine-tuning)."
             ),
         ),

@@ -36,6 +36,13 @@ from posenc_lib.rope_scaling import yarn_correction_range
 
 class NtkBase(Question):
     name, function, points, notebook = "q1", "ntk_base", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "base * s ** (D / (D - 2))",
+        "x = D / (D - 2)",
+        "factor ** (head_dim / (head_dim - 2))",
+        "s ** (-(D - 2) x / D) = 1 / s",
+        "D / (D - 2)",
+    )
     returns, references = FLOAT, ("posenc_lib.analysis.ch07_scaling.ntk_base",)
     title = N_("The NTK-aware base for a scale factor")
     hints = (
@@ -81,14 +88,14 @@ class NtkBase(Question):
             return None
         mistakes = [
             (base * s, N_("you multiplied the base by s alone: then the slowest pair's frequency falls by s ** ((D - 2) / D), a little less than s. Raise s to the power that makes it exactly s.")),
-            (base * s ** ((d - 2) / d), N_("your exponent is upside down: with s ** ((D - 2) / D) the slowest pair falls by s ** ((D - 2)**2 / D**2), not s. Solve s ** (-(D - 2) x / D) = 1 / s for x again.")),
+            (base * s ** ((d - 2) / d), N_("your exponent is upside down: with s ** ((D - 2) / D) the slowest pair falls by s ** ((D - 2)**2 / D**2), not s. Redo the step that makes the slowest pair fall by exactly s (the question's derivation).")),
             (base * s ** ((d / 2) / (d / 2 - 2)) if d > 4 else math.nan, N_("you used the number of pairs D/2 in the exponent where the head dimension D belongs (theta_i = base ** (-2i / D), D = head_dim).")),
             (s ** (d / (d - 2)), N_("you returned the factor the base is multiplied by; return the new base itself (base times that factor).")),
             (base / s ** (d / (d - 2)), N_("you divided the base; NTK-aware scaling raises it, so that the frequencies fall.")),
             (base ** (d / (d - 2)) * s, N_("the exponent belongs on s, not on the base: base' = base * s ** x.")),
             (base * s ** (d / (d - 2)) ** 0.5, N_("you took a square root somewhere: with your base the slowest pair falls by sqrt(s), not s.")),
             (10000.0 * s ** (d / (d - 2)) if base != 10000.0 else math.nan, N_("you used base 10000 instead of the `base` given.")),
-            (base * s ** (128 / 126) if d != 128 else math.nan, N_("you used head_dim 128 instead of the `head_dim` given: the exponent D / (D - 2) depends on it.")),
+            (base * s ** (128 / 126) if d != 128 else math.nan, N_("you used head_dim 128 instead of the `head_dim` given: the exponent depends on it.")),
         ]  # fmt: skip
         named = named_mistake(
             mistakes,
@@ -219,6 +226,14 @@ _STEP_SENTENCE = N_(
 
 class YarnRampScale(Question):
     name, function, points, notebook = "q2", "yarn_ramp_and_scale", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "D * ln(L / (2 pi beta)) / (2 ln base)",
+        "0.1 * math.log(factor) + 1.0 if factor > 1",
+        "1 - ((pair - low) / (high - low)).clamp(0.0, 1.0)",
+        "D - 1",
+        "floor the low end",
+        "max(floor(i(beta_fast)), 0)",
+    )
     returns = (TENSOR, FLOAT)
     references = (
         "posenc_lib.analysis.ch07_scaling.yarn_ramp",
@@ -340,14 +355,14 @@ class YarnRampScale(Question):
             (dict(reverse=True), N_("your ramp is reversed: 1 must mean keep (the fast pairs, low index, which turn more than beta_fast times) and 0 divide by s (the slow pairs).")),
             (dict(swap=True), N_("you swapped beta_fast and beta_slow: the low end comes from beta_fast (many turns), the high end from beta_slow.")),
             (dict(turns=True), N_("your ramp is linear in the number of turns r (the YaRN paper's gamma, section 3.2); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here.")),
-            (dict(clamp_pairs=True), N_("you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it at D - 1 (sic), which makes the ramp shallower when even the slowest pair turns more than once over L. Use D - 1 here.")),
+            (dict(clamp_pairs=True), N_("you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it further out (sic), which makes the ramp shallower when even the slowest pair turns more than once over L: re-read the question's cap on the high end.")),
             (dict(turns=True, reverse=True), N_("your ramp is linear in the number of turns r, and reversed; use the pair-index form, with 1 for the fast pairs.")),
-            (dict(truncate=False), N_("the ramp's ends are not rounded: floor the low end i(beta_fast) and ceil the high end i(beta_slow), as the reference code does.")),
+            (dict(truncate=False), N_("the ramp's ends are not whole pair numbers: re-read how the question (after the reference code) rounds the low end i(beta_fast) and the high end i(beta_slow).")),
             (dict(two_pi=False), N_("you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L.")),
-            (dict(pairs_for_d=True), N_("your pair index of a number of turns uses D/2 where D belongs: i(beta) = D * ln(L / (2 pi beta)) / (2 ln base).")),
+            (dict(pairs_for_d=True), N_("your pair index of a number of turns uses D/2 where D belongs: redo the solving of r_i = beta for i with theta_i = base ** (-2i / D).")),
             (dict(reverse=True, truncate=False), N_("your ramp is reversed and its ends are not rounded.")),
-            (dict(cap_high=False), N_("you did not cap the high end: high = min(ceil(i(beta_slow)), D - 1). Here i(beta_slow) lies past D - 1, so the cap changes the ramp.")),
-            (dict(cap_low=False), N_("you did not cap the low end at pair 0: low = max(floor(i(beta_fast)), 0). Here i(beta_fast) is negative (even pair 0 turns fewer than beta_fast times).")),
+            (dict(cap_high=False), N_("you did not cap the high end: here i(beta_slow) lies past the question's cap, so the cap changes the ramp.")),
+            (dict(cap_low=False), N_("you did not cap the low end: here i(beta_fast) is negative (even pair 0 turns fewer than beta_fast times), and no ramp starts before pair 0.")),
             (dict(clamp=False), N_("your ramp has values above 1 or below 0: clamp (i - low) / (high - low) to [0, 1] before taking 1 minus it.")),
             (dict(first_pair=1), N_("your pair indices start at 1; pairs count from 0 (i = 0 .. D/2 - 1).")),
             (dict(fast=32.0, slow=1.0), N_("you used beta_fast = 32 and beta_slow = 1 instead of the `beta_fast` and `beta_slow` given.")),

@@ -56,6 +56,11 @@ def _turn_variant(d, base, length, *, limit_offset=-1, circle=2 * math.pi, power
 
 class FullTurnPairs(_PairList):
     name, function, points, notebook = "q3", "full_turn_pairs", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "wavelength <= L - 1",
+        "w <= train_len - 1",
+        "at most L - 1",
+    )
     returns, references = INDEX_LIST, ("posenc_lib.analysis.ch07_scaling.full_turn_pairs",)
     title = N_("Which RoPE pairs turn a full circle within the training length?")
     hints = (
@@ -118,7 +123,7 @@ class FullTurnPairs(_PairList):
         complement = [i for i in range(d // 2) if i not in want]
         mistakes = [
             (sorted(set(want) | {0}), N_("pair 0 does not always qualify: its wavelength is 2 pi (about 6.3 positions), so with L - 1 below that not even pair 0 turns a full circle.")),
-            (_turn_variant(d, base, length, limit_offset=0), N_("your limit is off by one: in a window of L tokens the largest query-key distance is L - 1, so a pair turns a full circle when its wavelength is at most L - 1.")),
+            (_turn_variant(d, base, length, limit_offset=0), N_("your limit is off by one: what is the largest query-key distance in a window of L tokens?")),
             (complement, N_("you returned the pairs that do *not* turn a full circle; the question asks for those that do (short wavelengths).")),
             (_turn_variant(d, base, length, circle=1.0), N_("you compared 1 / theta_i with L - 1; the wavelength is 2 pi / theta_i, the distance of one full turn.")),
             (_turn_variant(d, base, length, power=1.0), N_("your frequencies are base ** (-i / D); RoPE's are base ** (-2i / D), i = 0 .. D/2 - 1.")),
@@ -211,6 +216,13 @@ def _partial_excess(curves, length, stop):
 
 class NewScorePairs(_PairList):
     name, function, points, notebook = "q4", "new_score_pairs", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "torch.maximum(above, below) / size",
+        "(excess[:, i] > tol).any()",
+        "largest |value| of the whole curve",
+        "Compare the highs and the lows",
+        "curve's largest |value|",
+    )
     returns = INDEX_LIST
     references = (
         "posenc_lib.analysis.ch07_extrapolation.new_score_pairs",
@@ -306,13 +318,13 @@ class NewScorePairs(_PairList):
             (new_score_pairs(curves, length + 1, tol), N_("your training distances are off by one: they are 0 .. L - 1 (curves[..., :L]); distance L is already new.")),
             (pairs(above / size > tol), N_("you looked only for new highs; a score below the lowest one seen in training is new too.")),
             (pairs(below / size > tol), N_("you looked only for new lows; a score above the highest one seen in training is new too.")),
-            (pairs(excess > tol), N_("you compared the excess itself with tol; divide it by the curve's largest |value| first, so that tol is a share.")),
-            (pairs(excess / (seen.amax(-1) - seen.amin(-1)).clamp_min(1e-300) > tol), N_("you divided by the range seen in training; divide by the curve's largest |value| over all distances.")),
+            (pairs(excess > tol), N_("you compared the excess itself with tol, which is a share: re-read how the question scales the excess.")),
+            (pairs(excess / (seen.amax(-1) - seen.amin(-1)).clamp_min(1e-300) > tol), N_("you divided by the range seen in training: re-read which values set the question's scale.")),
             ([int(i) for i in torch.nonzero((score_excess(curves, length) > tol).all(0)).flatten()], N_("you kept the pairs that leave their range in every head; one head is enough (.any over the heads).")),
             ([int(i) for i in torch.nonzero(mean_share > tol).flatten()], N_("you averaged the excess over the heads; a pair counts if its excess is above tol in at least one head (.any, or .amax over the heads).")),
-            (pairs(outward / size > tol), N_("you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size. Compare the highs and the lows themselves.")),
-            (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| seen in training; divide by the largest |value| of the whole curve, the new distances included.")),
-            (pairs(excess / new.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| past L; divide by the largest |value| of the whole curve, the training distances included (a curve's largest value may lie before L).")),
+            (pairs(outward / size > tol), N_("you compared |values|: a new low such as -0.9 is new when the lowest score seen was -0.2, even if some seen score, 1.0, is larger in size.")),
+            (pairs(excess / seen.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| seen in training, leaving out the new distances: re-read which values set the question's scale.")),
+            (pairs(excess / new.abs().amax(-1).clamp_min(tiny) > tol), N_("you divided by the largest |value| past L, leaving out the training distances (a curve's largest value may lie before L): re-read which values set the question's scale.")),
             (pairs((excess / size).round(decimals=2) > tol), N_("you rounded the excess before comparing it with tol; an excess of 0.254 is above 0.25: compare the exact share.")),
             ([i for i in range(n_pairs) if i not in want], N_("you returned the pairs that stay inside their training range; the question asks for those that leave it.")),
             ([int(h) for h in torch.nonzero((excess / size > tol).any(1)).flatten()], N_("you returned the heads that have a pair leaving its range; return the pairs (the second axis of curves).")),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import json
 import os
 import threading
 
@@ -30,6 +31,7 @@ from posenc_lib.checks import draws
 from posenc_lib.checks.answers import INT_TENSOR
 from posenc_lib.checks.ch08.setting import NOTEBOOK
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.run import RAISED
 from posenc_lib.i18n import N_, _, tr
 
 # Prompts whose greedy continuations are stable argmaxes; the public ones, then the hidden pool.
@@ -121,6 +123,29 @@ def _argument(args, kwargs, index, *names):
     return args[index] if len(args) > index else None
 
 
+# The instrumented model stops a call that breaks the loop's rules by raising this marker with a
+# reason and its numbers (short: the grader's child sends at most 300 characters of an error);
+# ``GreedyWithCache`` turns it into a sentence on what the learner's function did.
+STOPPED = "posenc-check-stopped"
+
+
+def _stop(reason: str, **values) -> RuntimeError:
+    return RuntimeError(f"{STOPPED} {reason} {json.dumps(values)}")
+
+
+def _stopped(error: str) -> tuple[str, dict] | None:
+    """(reason, values) of the marker in an outcome's error text, or None."""
+    head = f"RuntimeError: {STOPPED} "
+    if not error.startswith(head):
+        return None
+    reason, _, values = error[len(head) :].partition(" ")
+    try:
+        values = json.loads(values)
+    except ValueError:
+        return None
+    return (reason, values) if isinstance(values, dict) else None
+
+
 def _watched(model, prompt_len: int, n_new: int):
     """A light copy of ``model`` (weights and layers shared) whose decoder checks each call."""
     calls = [0]  # the decoder's calls so far, for this case
@@ -132,100 +157,25 @@ def _watched(model, prompt_len: int, n_new: int):
         fed = ids.shape[-1] if ids is not None else embeds.shape[1]
         cache = _argument(args, kwargs, 3, "cache", "past_key_values")
         cached = int(cache.get_seq_length()) if cache is not None else 0
-        stop = _("the check stopped the model")
         if calls[0] > n_new:
-            raise RuntimeError(
-                tr(
-                    "{stop} at its call {call}: n_new = {n_new} tokens take exactly {n_new} "
-                    "calls, one on the prompt (its last logits give the first new token), then one "
-                    "per later token; the last token chosen is returned, never fed",
-                    stop=stop,
-                    call=calls[0],
-                    n_new=n_new,
-                )
-            )
+            raise _stop("too_many", call=calls[0], n_new=n_new)
         if cached == 0 and fed > prompt_len:
-            raise RuntimeError(
-                tr(
-                    "{stop}, given {fed} tokens and no cache: feed the prompt once, then only the "
-                    "newest token each step, with the cache the last call returned (out.cache)",
-                    stop=stop,
-                    fed=fed,
-                )
-            )
+            raise _stop("refed", fed=fed)
         if calls[0] == 1 and fed < prompt_len:
-            raise RuntimeError(
-                tr(
-                    "{stop}: its first call got {fed} of the prompt's {prompt_len} tokens; feed "
-                    "the whole prompt, (1, T), in one call with use_cache=True",
-                    stop=stop,
-                    fed=fed,
-                    prompt_len=prompt_len,
-                )
-            )
+            raise _stop("part_of_prompt", fed=fed, prompt_len=prompt_len)
         if calls[0] > 1 and cached == 0:
-            if fed == prompt_len:
-                raise RuntimeError(
-                    tr(
-                        "{stop}, given the prompt again with no cache: feed it once; the first "
-                        "call's out.cache already holds its keys and values, rotated",
-                        stop=stop,
-                    )
-                )
-            raise RuntimeError(
-                tr(
-                    "{stop}, given {fed} token and no cache after the prompt's call: it would see "
-                    "only itself. You did not pass the cache: pass the cache the first call "
-                    "returned (`cache=out.cache`), then each step the last call's",
-                    stop=stop,
-                    fed=fed,
-                )
-            )
+            raise _stop("prompt_again" if fed == prompt_len else "no_cache", fed=fed)
         if cached > 0 and fed > 1:
-            raise RuntimeError(
-                tr(
-                    "{stop}, given {fed} tokens with a cache that already holds {cached}: feed "
-                    "only the newest token; the cache holds the rest, already rotated",
-                    stop=stop,
-                    fed=fed,
-                    cached=cached,
-                )
-            )
+            raise _stop("cached_again", fed=fed, cached=cached)
         positions = _argument(args, kwargs, 2, "position_ids")
         if positions is None and calls[0] > 1:
-            raise RuntimeError(
-                tr(
-                    "{stop}: you let transformers number the new token; pass its position "
-                    "yourself: position_ids = [[T + k]] for the k-th token fed after the prompt "
-                    "(k = 0, 1, ...; here [[{cached}]]): positions continue the cache",
-                    stop=stop,
-                    cached=cached,
-                )
-            )
+            raise _stop("no_positions")
         if positions is not None:
             given = [int(p) for p in torch.as_tensor(positions).reshape(-1)[-fed:]]
             if given != list(range(cached, cached + fed)):
                 if cached > 0 and given[0] == 0:
-                    raise RuntimeError(
-                        tr(
-                            "{stop}: position_ids restart at 0, but the cache holds {cached} "
-                            "tokens at positions 0 .. {last} (their keys already rotated): the "
-                            "new token sits at position {cached}",
-                            stop=stop,
-                            cached=cached,
-                            last=cached - 1,
-                        )
-                    )
-                raise RuntimeError(
-                    tr(
-                        "{stop}: position_ids {given} for a token after {cached} cached ones: "
-                        "positions count from 0, so it sits at position {cached} (off by {off})",
-                        stop=stop,
-                        given=given[:3],
-                        cached=cached,
-                        off=given[0] - cached,
-                    )
-                )
+                    raise _stop("restart", cached=cached)
+                raise _stop("off", given=given[:3], cached=cached, off=given[0] - cached)
 
     decoder = copy.copy(model.model)  # shares its layers, embeddings and rotary module
     decoder._forward_pre_hooks = collections.OrderedDict()
@@ -260,6 +210,12 @@ def _random_case(generator, length: int, n_new: int, drawn: str) -> Case:
 
 class GreedyWithCache(Question):
     name, function, points, notebook = "q3", "greedy_generate", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "out.logits[:, -1].argmax(-1)",
+        "position_ids = [[T + k]]",
+        "position_ids=torch.tensor([[position]])",
+        "cache=out.cache",
+    )
     returns = INT_TENSOR
     references = (
         "transformers.generation.utils.GenerationMixin.generate",
@@ -331,6 +287,82 @@ class GreedyWithCache(Question):
         cases = self.check_cases()
         return self.judge(cases, self.run(fn, cases))
 
+    def _not_returned(self, outcome, where):
+        """A call the instrumented model stopped: what the learner's function did, and where the
+        lecture explains it (never the internal exception)."""
+        stopped = _stopped(outcome.error) if outcome.kind == RAISED else None
+        what = self._what_it_did(*stopped) if stopped else None
+        if what is None:
+            return super()._not_returned(outcome, where)
+        return tr(
+            "{what} {where}; the check's model refused that call (section 4 of the lecture).",
+            what=what,
+            where=where,
+        )
+
+    def _what_it_did(self, reason: str, values: dict) -> str | None:
+        fn = f"`{self.function}`"
+        try:
+            if reason == "too_many":
+                return tr(
+                    "{fn} asked the model for forward pass number {call}, more than n_new = "
+                    "{n_new} new tokens need (the question's count: a token is fed only if a "
+                    "later one is still to be chosen)",
+                    fn=fn, call=int(values["call"]), n_new=int(values["n_new"]),
+                )  # fmt: skip
+            if reason == "refed":
+                return tr(
+                    "{fn} fed the model {fed} tokens again with no cache, the prompt and the "
+                    "tokens chosen so far",
+                    fn=fn, fed=int(values["fed"]),
+                )  # fmt: skip
+            if reason == "part_of_prompt":
+                return tr(
+                    "{fn}'s first call fed the model {fed} of the prompt's {prompt_len} tokens; "
+                    "the first call reads the whole prompt",
+                    fn=fn, fed=int(values["fed"]), prompt_len=int(values["prompt_len"]),
+                )  # fmt: skip
+            if reason == "prompt_again":
+                return tr(
+                    "{fn} fed the prompt to the model a second time, with no cache, although the "
+                    "first call already computed its keys and values",
+                    fn=fn,
+                )  # fmt: skip
+            if reason == "no_cache":
+                return tr(
+                    "{fn} fed the model {fed} token after the prompt's call without any cache, so "
+                    "that token would see only itself",
+                    fn=fn, fed=int(values["fed"]),
+                )  # fmt: skip
+            if reason == "cached_again":
+                return tr(
+                    "{fn} fed the model {fed} tokens with a cache that already holds {cached} of "
+                    "them",
+                    fn=fn, fed=int(values["fed"]), cached=int(values["cached"]),
+                )  # fmt: skip
+            if reason == "no_positions":
+                return tr(
+                    "{fn} called the model after the prompt without position_ids; the question "
+                    "asks your loop to give each new token's position itself",
+                    fn=fn,
+                )  # fmt: skip
+            if reason == "restart":
+                return tr(
+                    "{fn} gave a new token position_ids that restart at 0 while the cache holds "
+                    "{cached} tokens whose keys are already rotated",
+                    fn=fn, cached=int(values["cached"]),
+                )  # fmt: skip
+            if reason == "off":
+                return tr(
+                    "{fn} gave position_ids {given} to a token after {cached} cached ones (off "
+                    "by {off}; positions count from 0)",
+                    fn=fn, given=[int(g) for g in values["given"]][:3],
+                    cached=int(values["cached"]), off=int(values["off"]),
+                )  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            return None
+        return None
+
     def diagnose(self, case, value):
         _model, ids, n_new = case.args
         prompt = tuple(ids[0].tolist())
@@ -358,9 +390,9 @@ class GreedyWithCache(Question):
             return None
         if got[0] != want[0]:
             if got[0] == _first_position_token(prompt):
-                return _("Your first new token is the argmax of the FIRST position's logits; the next token comes from the last position: out.logits[:, -1].")  # fmt: skip
-            return _("Your first new token is not the greedy one: take the argmax of the prompt's last logits, out.logits[:, -1].argmax(-1).")  # fmt: skip
+                return _("Your first new token is the argmax of the FIRST position's logits; re-read which position's logits predict the next token (section 4).")  # fmt: skip
+            return _("Your first new token is not the greedy one: check which logits of the prompt's call you take it from, and how (section 4).")  # fmt: skip
         if len(set(got)) == 1 and len(set(want)) > 1:
             return _("Every new token is the same: feed each step the token just chosen, not the same token again.")  # fmt: skip
         first = next(k for k in range(n_new) if got[k] != want[k])
-        return tr("Your first {first} new tokens are greedy's, then yours differ: each step feeds the token just chosen, with the cache the last call returned, at the next position, and takes the argmax of its logits.", first=first)  # fmt: skip
+        return tr("Your first {first} new tokens are greedy's, then yours differ: check what each step feeds the model (which token, which cache, which position) and how it picks the next one (section 4).", first=first)  # fmt: skip

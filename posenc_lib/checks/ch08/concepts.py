@@ -2,9 +2,11 @@
 
 - c1 (number): the wavelength of SmolLM2's slowest rotary pair, from its config (head_dim 64,
   rope_theta 100000) through ``ch08_config.rope_from_config``;
-- c2 (choice): a KV-cache loop whose new tokens' positions restart at 0;
+- c2 (choice): why a KV-cache loop must pass each new token's true position (cached keys are
+  rotated once);
 - c3 (number): the first position id bfloat16 cannot store, from ``ch08_precision``;
-- c4 (choice): SmolLM2 fed 16,384 tokens, twice its trained 8,192, with and without a scaling.
+- c4 (choice): why leaving the fast pairs alone (YaRN) reads past the trained length better than
+  squeezing every pair (PI).
 
 Every number in a statement is one chapter 8 prints. The numeric answers are computed with the
 library from the published config (``ch08_config.PUBLISHED_ROPE``), never by loading the model:
@@ -43,15 +45,15 @@ c1 = Numeric(
         Mistake(
             2 * math.pi * 100000,
             N_(
-                "2π · base ≈ 628,000 is the seeds' wavelength of a pair turning 1/base per position. "
-                "RoPE's slowest pair turns base^(−(D−2)/D), a little faster (chapter 6, section 9)."
+                "2π · base ≈ 628,000 is a common tutorial's wavelength of a pair turning 1/base per "
+                "position; RoPE's slowest pair turns a little faster than that (chapter 6, section 9)."
             ),
         ),
         Mistake(
             100000.0,
             N_(
-                "100,000 is the base itself. A pair's wavelength is 2π / θ_i, and the slowest pair "
-                "turns θ_31 = base^(−62/64) radians per position (section 1)."
+                "100,000 is the base itself, not a wavelength: work out how far the slowest pair "
+                "turns per position (section 1)."
             ),
         ),
         Mistake(
@@ -69,62 +71,58 @@ c1 = Numeric(
             ),
         ),
     ),
+    answer_keys=("100000^(62/64)", "base^(−62/64)", "base^(−(D−2)/D)"),
     section=N_("section 1 of this chapter"),
 )
 
 c2 = MultipleChoice(
     "c2",
     prompt=N_(
-        "A KV-cache loop feeds SmolLM2 one new token at a time after a 40-token prompt, but "
-        "passes position_ids that restart at 0 for the new tokens. What happens?"
+        "A KV-cache loop must pass each new token's true position (the cache's length) in "
+        "position_ids. Why does RoPE make that necessary?"
     ),
     choices=(
         Choice(
             "a",
             N_(
-                "No error, but every step moves some logit by more than 1; only 3 of 8 next tokens "
-                "match."
+                "The cached keys were rotated once, at their own positions, when they were computed; "
+                "only the new query is turned now, so its position sets its distance to each of them."
             ),
             why=N_(
-                "The cache stores keys already rotated, so each new token must be turned to its "
-                "true position, the cache's length (40, 41, ...). Restarted at 0, its distance to every "
-                "prompt key is wrong, silently (section 4)."
+                "A cached key keeps the rotation of its position n; the score then depends on m − n, "
+                "and only the new token's m is chosen now. A wrong m gives wrong distances to every "
+                "cached key, with no error raised (section 4)."
             ),
         ),
         Choice(
             "b",
             N_(
-                "Nothing changes: a RoPE score depends only on m − n, and every new position is off by "
-                "the same 40."
+                "The cache stores keys without rotation, and the new position tells the model how far "
+                "to rotate all of them at this step."
             ),
             why=N_(
-                "The prompt's cached keys keep their true rotations 0..39; only the new tokens "
-                "restart. So every distance from a new query to a prompt key is wrong, many of them "
-                "negative, and only 3 of 8 next tokens survive (section 4)."
+                "The cache holds keys already rotated: each is turned once, when it is computed, and "
+                "never again. Rotating every cached key at each step would also cost a pass over the "
+                "whole cache (section 4)."
             ),
         ),
         Choice(
             "c",
-            N_(
-                "transformers raises an error at the first new token: its position ids do not match "
-                "the cache's length."
-            ),
+            N_("A RoPE score depends on the query's absolute position m, not on m − n."),
             why=N_(
-                "Nothing raises an error: the causal mask comes from the cache's length, and the "
-                "wrong positions only change the rotation. That is why the bug survives in real code "
-                "(section 4)."
+                "A RoPE score depends on m − n only (chapter 6, section 1). That is the reason m must "
+                "be right: the cached keys' n are fixed, so m alone sets every distance (section 4)."
             ),
         ),
         Choice(
             "d",
             N_(
-                "Only the first new token is wrong; from the second on the cache corrects the "
-                "positions."
+                "The causal mask is built from position_ids, so a wrong position lets a token see "
+                "keys after it."
             ),
             why=N_(
-                "The cache corrects nothing: it stores keys already rotated, and each new token "
-                "keeps the wrong position it is given. The logits move by more than 1 at every one "
-                "of the 8 steps (section 4)."
+                "The mask comes from the cache's length, not from position_ids; a wrong position only "
+                "changes the rotation, which is why the bug raises no error (section 4)."
             ),
         ),
     ),
@@ -157,74 +155,76 @@ c3 = Numeric(
             2049.0,
             N_(
                 "2,049 = 2^11 + 1 is float16's limit (11 significant bits). bfloat16 has float32's "
-                "range but only 8 significant bits, so it fails at 2^8 + 1 (section 5)."
+                "range but fewer significant bits (section 5)."
             ),
         ),
         Mistake(
             2.0**24 + 1,
             N_(
-                "2^24 + 1 is float32's limit (24 significant bits). bfloat16 keeps only 8, so it "
-                "fails at 2^8 + 1 (section 5)."
+                "2^24 + 1 is float32's limit (24 significant bits); bfloat16 keeps far fewer "
+                "(section 5)."
             ),
         ),
     ),
+    answer_keys=("2^8 + 1",),
     section=N_("section 5 of this chapter"),
 )
 
 c4 = MultipleChoice(
     "c4",
     prompt=N_(
-        "SmolLM2 was trained on at most 8,192 tokens. Fed one 16,384-token text with no "
-        "fine-tuning, which statement matches the chapter's measurements?"
+        "Fed a text longer than its training, PI divides every rotary pair's frequency by the "
+        "factor, while YaRN divides only the slow pairs' and leaves the fast pairs alone. Why does "
+        "leaving the fast pairs alone help?"
     ),
     choices=(
         Choice(
             "a",
             N_(
-                "It stops with an error past max_position_embeddings, like a learned position table."
+                "Dividing the slow pairs' frequencies makes them turn faster, back into the trained range."
             ),
             why=N_(
-                "RoPE has no table that runs out: nothing stops a longer input, the model runs "
-                "and its quality drops (section 6)."
+                "Dividing a frequency makes a pair turn more slowly, not faster: that is what keeps "
+                "the slow pairs' angles inside the range seen in training (chapter 7, section 4)."
             ),
         ),
         Choice(
             "b",
             N_(
-                "Nothing changes: RoPE is relative, so any longer input reads as well as a trained one."
+                "PI divides the positions while YaRN changes the frequencies, so only YaRN keeps the "
+                "scores relative."
             ),
             why=N_(
-                "Extrapolation is not free: with no scaling the last quarter of the 16,384 window "
-                "scores perplexity 437, against 8.7 for the last quarter of an 8,192 window "
-                "(section 6)."
+                "Dividing every position by s and dividing every frequency by s are the same "
+                "rotation, and both keep each score a function of m − n (chapter 7, section 4)."
             ),
         ),
         Choice(
             "c",
             N_(
-                "PI rescues it best (34.1 against 437 with no scaling), since it keeps every angle "
-                "inside the trained range."
+                "The fast pairs carry no information about position, so it does not matter what is "
+                "done to them."
             ),
             why=N_(
-                "PI squeezes every pair, the fast ones too: YaRN (11.3) and dynamic NTK (12.2) do "
-                "better past 8,192, and PI pays inside the trained length too (35.4 at 4,096) and "
-                "fails the passkey even at 1,024 tokens (section 6)."
+                "The fast pairs are what tell neighbouring tokens apart (chapter 6, section 2); "
+                "changing them is exactly what costs PI its short-range precision (section 6)."
             ),
         ),
         Choice(
             "d",
             N_(
-                "It runs, but its last quarter scores perplexity 437 (8.7 within 8,192 tokens); YaRN "
-                "(factor 2) brings that to 11.3."
+                "A fast pair turns many times within the trained length, so it meets no new angle "
+                "past it; slowing it down only blurs the short distances it tells apart."
             ),
             why=N_(
-                "The slow pairs meet angles never seen in training; YaRN (11.3) and dynamic NTK "
-                "(12.2) rescue most of it without training, PI less (34.1) (section 6's table)."
+                "Only the slow pairs meet angles never seen in training; the fast ones have seen every "
+                "angle, and dividing their frequency squeezes near tokens together, which PI pays for "
+                "even inside the trained length (section 6; chapter 7, section 4)."
             ),
         ),
     ),
     answer="d",
-    section=N_("section 6 of this chapter"),
+    section=N_("section 6 of this chapter (and chapter 7, section 4)"),
 )
 
 CONCEPTS = (c1, c2, c3, c4)

@@ -68,15 +68,36 @@ def _config(hidden, heads, theta, max_pos, rope, *, head_dim=None, old_key=False
     return config
 
 
+def _yarn_given(factor: float, original: int, generator=None) -> dict:
+    """A YaRN dict that gives its own attention_factor (not 0.1 ln s + 1) and its own beta_fast and
+    beta_slow (not 32 and 1), drawn when a generator is given."""
+    pick = (lambda options: draws.pick(options, generator)) if generator else (lambda o: o[0])
+    return {
+        "rope_type": "yarn",
+        "factor": factor,
+        "original_max_position_embeddings": original,
+        "attention_factor": pick([1.25, 0.8, 1.5]),
+        "beta_fast": pick([16.0, 24.0, 64.0]),
+        "beta_slow": pick([2.0, 0.5]),
+    }
+
+
 def _describe(config: dict, seq_len: int) -> str:
     head_dim, base, rope_type, rope = _read(config)
     key = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
     dims = (
         tr("head_dim = {head_dim}, ", head_dim=config["head_dim"]) if "head_dim" in config else ""
     )
+    given = "".join(
+        f", {name} = {rope[name]:g}"
+        for name in ("attention_factor", "beta_fast", "beta_slow")
+        if rope.get(name) is not None
+    )
     return tr(
         "hidden_size = {hidden}, {heads} heads, {dims}rope_theta = {base:g}, "
-        "max_position_embeddings = {max_pos}, {key} of type {rope_type!r}, seq_len = {seq_len}",
+        "max_position_embeddings = {max_pos}, {key} of type {rope_type!r}{given}, "
+        "seq_len = {seq_len}",
+        given=given,
         hidden=config["hidden_size"],
         heads=config["num_attention_heads"],
         dims=dims,
@@ -90,6 +111,12 @@ def _describe(config: dict, seq_len: int) -> str:
 
 class RopeFromConfig(Question):
     name, function, points, notebook = "q1", "rope_from_config", 3, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "theta_i * ramp_i + theta_i / factor * (1 - ramp_i)",
+        'rope.get("attention_factor") or',
+        "factor * max(seq_len, L) / L - (factor - 1)",
+        "low = floor(i(beta_fast)), high = ceil(i(beta_slow))",
+    )
     returns = (TENSOR, FLOAT)
     references = (
         "posenc_lib.rope_scaling.rope_inv_freq",
@@ -174,6 +201,8 @@ class RopeFromConfig(Question):
                 # Dynamic inside max_position_embeddings: no stretch yet (without max(T, L) the
                 # stretch would be 2 * 3000 / 4096 - 1 = 0.46, below 1).
                 (_config(768, 12, 10000.0, 4096, {"rope_type": "dynamic", "factor": 2.0}), 3000),
+                # YaRN with its own attention_factor and betas: the statement's "if given" clauses.
+                (_config(2048, 16, 500000.0, 32768, _yarn_given(8.0, 8192)), 20000),
             ]
         else:
             # One case per rope_type, in every draw; yarn's has a head_dim given that differs from
@@ -194,8 +223,10 @@ class RopeFromConfig(Question):
                 elif rope_type == "llama3":
                     rope |= {"low_freq_factor": 1.0, "high_freq_factor": 4.0,
                              "original_max_position_embeddings": max_pos // 4}  # fmt: skip
-                old_key = bool(draws.randint(0, 2, generator))
-                if old_key and rope and draws.randint(0, 2, generator):
+                # Every way of writing a config, in every draw: no dict (old key, None), the old key
+                # with the older name "type" and with "rope_type", and the new rope_parameters.
+                old_key = rope_type in ("default", "linear", "llama3")
+                if rope_type == "linear":
                     rope["type"] = rope.pop("rope_type")
                 given = rope_type == "yarn" or bool(draws.randint(0, 2, generator))
                 config = _config(
@@ -216,6 +247,19 @@ class RopeFromConfig(Question):
             rope = {"rope_type": "dynamic", "factor": factor}
             config = _config(heads * head_dim, heads, 500000.0, max_pos, rope)
             specs.append((config, max_pos - draws.randint(1, max_pos // 4, generator)))
+            # Type "default" written out in rope_parameters (no scaling either).
+            heads, head_dim = draws.pick([6, 10, 12], generator), draws.pick([64, 96], generator)
+            config = _config(heads * head_dim, heads, 1000000.0, 4096, None)
+            specs.append((config, draws.randint(100, 4000, generator)))
+            # YaRN with its own attention_factor, beta_fast and beta_slow (the "if given" clauses).
+            heads, head_dim = draws.pick([8, 16], generator), draws.pick([64, 128], generator)
+            max_pos, factor = (
+                draws.pick([16384, 32768], generator),
+                draws.pick([4.0, 8.0], generator),
+            )
+            rope = _yarn_given(factor, max_pos // 4, generator)
+            config = _config(heads * head_dim, heads, 500000.0, max_pos, rope)
+            specs.append((config, max_pos + draws.randint(1, 500, generator)))
         return [Case(s, _describe(*s)) for s in specs]
 
     def _not_returned(self, outcome, where):
@@ -268,25 +312,30 @@ class RopeFromConfig(Question):
                 (dict(scaling=None), tr("you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies.", rope_type=rope_type)),
                 (dict(base=10000.0), tr("you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling).", base=base)),
                 (dict(scaling={"rope_type": "linear", "factor": factor}), tr("you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7).", rope_type=rope_type)),
-                (dict(scaling={"rope_type": "ntk", "factor": factor}), N_("you raised the base with the factor itself (static NTK); dynamic NTK uses the stretch σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings: 1 up to L.")),
+                (dict(scaling={"rope_type": "ntk", "factor": factor}), N_("you raised the base with the factor itself (static NTK); dynamic NTK raises it with a stretch that depends on seq_len: re-read the question's dynamic rule (chapter 7, section 4).")),
             ]  # fmt: skip
             if rope_type == "dynamic":
-                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), N_("you used factor * seq_len / max_position_embeddings as the stretch; transformers' dynamic NTK takes σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, which is 1 at L.")))  # fmt: skip
+                mistakes.append((dict(scaling={"rope_type": "ntk", "factor": factor * seq_len / config["max_position_embeddings"]}), N_("your stretch, factor * seq_len / max_position_embeddings, is not the question's σ: compare the two at seq_len = max_position_embeddings, where dynamic NTK does not scale yet.")))  # fmt: skip
                 without_max = _dynamic_without_max(config, seq_len)
                 if without_max is not None and not close(without_max, want, rtol=RTOL, atol=0.0):
-                    mistakes.append((dict(inv_freq=without_max), N_("the stretch must use max(seq_len, L); below L it would be < 1: σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings, is 1 (no scaling) until seq_len passes L.")))  # fmt: skip
+                    mistakes.append((dict(inv_freq=without_max), N_("your stretch falls below 1 for a seq_len under max_position_embeddings: re-read the question's σ, which leaves a sequence shorter than L unscaled.")))  # fmt: skip
             if rope_type == "yarn":
                 yarn = rope
                 default, _scale = _frequencies(config, seq_len, scaling=None)
                 mistakes += [
-                    (dict(scaling=dict(yarn, truncate=False)), N_("your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow); round the correction range outwards first, as transformers does: low = floor(i(beta_fast)), high = ceil(i(beta_slow)).")),
-                    (dict(inv_freq=default + default / factor - want), N_("you swapped the ramp's two ends: fast pairs (i < low) keep theta_i, slow ones (i > high) get theta_i / factor: theta_i * ramp_i + theta_i / factor * (1 - ramp_i), the ramp going from 1 down to 0.")),
+                    (dict(scaling=dict(yarn, truncate=False)), N_("your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow), unrounded; transformers rounds its ends first (chapter 7, section 4, and its question 2).")),
+                    (dict(inv_freq=default + default / factor - want), N_("you swapped the ramp's two ends: your fast pairs are divided by the factor and your slow ones kept (chapter 7, section 4: which pairs does YaRN leave alone?).")),
                 ]  # fmt: skip
             if rope_type in ("yarn", "llama3"):
                 original = rope["original_max_position_embeddings"]
                 changed = dict(
                     rope, original_max_position_embeddings=config["max_position_embeddings"]
                 )
+                if rope_type == "yarn" and ("beta_fast" in rope or "beta_slow" in rope):
+                    defaults = {
+                        k: v for k, v in rope.items() if k not in ("beta_fast", "beta_slow")
+                    }
+                    mistakes.append((dict(scaling=defaults), N_("your YaRN ramp uses the default beta_fast and beta_slow where this config gives its own: re-read what the question says to read from a yarn config.")))  # fmt: skip
                 if original != config["max_position_embeddings"]:
                     mistakes.append((dict(scaling=changed), tr("you used max_position_embeddings ({max_pos}) as the original context; {rope_type} blends by the pretraining length original_max_position_embeddings ({original}).", max_pos=config["max_position_embeddings"], rope_type=rope_type, original=original)))  # fmt: skip
 
@@ -318,19 +367,26 @@ class RopeFromConfig(Question):
             return None
         if rope_type == "yarn":
             s = float(rope["factor"])
+            default_scale = 0.1 * math.log(s) + 1
             mistakes = [
-                (1.0, N_("the frequencies are right, but you forgot YaRN's attention scale: cos and sin (so q and k) are multiplied by 0.1 * ln(factor) + 1 (or the config's attention_factor).")),
-                (0.1 * math.log(s), N_("the frequencies are right, but the scale is 0.1 * ln(factor) + 1: add the 1.")),
-                ((0.1 * math.log(s) + 1) ** 2, N_("the frequencies are right, but you squared the scale: cos and sin carry 0.1 * ln(factor) + 1 each; the logits get its square because q and k both do.")),
-                (1 / (0.1 * math.log(s) + 1), N_("the frequencies are right, but your scale is inverted: 0.1 * ln(factor) + 1 is above 1 (it sharpens attention).")),
+                (1.0, N_("your attention scale is 1: YaRN scales cos and sin (re-read the question's yarn rule).")),
+            ]  # fmt: skip
+            if rope.get("attention_factor") is not None:  # a config that gives its own
+                mistakes.append((default_scale, N_("this config gives its own attention_factor and your scale ignores it: re-read the question's yarn rule.")))  # fmt: skip
+            mistakes += [
+                (default_scale - 1, N_("your scale has lost its constant term: compare it with the question's yarn rule.")),
+                (want_scale**2, N_("your scale is squared: the factor multiplies cos and sin once each (q and k both carry it, so the logits get its square without your help).")),
+                (1 / want_scale, N_("your scale is inverted: YaRN's scale sharpens attention (chapter 7, section 4).")),
             ]  # fmt: skip
             named = named_mistake(
-                mistakes, lambda w: same_number(scale, w, rtol=RTOL, atol=0.0, floor=1.0)
+                mistakes,
+                lambda w: same_number(scale, w, rtol=RTOL, atol=0.0, floor=1.0),
+                lead=N_("The frequencies are right, but "),
             )
             return (
                 named
                 or _(
-                    "The frequencies are right, but the attention scale differs from YaRN's 0.1 * ln(factor) + 1."
+                    "The frequencies are right, but the attention scale differs from YaRN's: re-read the question's yarn rule (chapter 7, section 4)."
                 )  # fmt: skip
             )
         return tr("The frequencies are right, but the attention scale of {rope_type!r} RoPE is 1 (only yarn scales cos and sin).", rope_type=rope_type)  # fmt: skip

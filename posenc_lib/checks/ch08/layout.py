@@ -42,9 +42,9 @@ def _variants(w: torch.Tensor, n_heads: int) -> list[tuple[torch.Tensor, str]]:
     one = torch.arange(rows)
     whole = torch.cat((one[0::2], one[1::2]))  # the whole matrix as one head
     variants = [
-        (_rows(w, n_heads, forward), N_("you applied the forward permutation (half-split -> GGUF's interleaved), not its reverse: loaded row h*Dh + j*Dh/2 + i comes from GGUF row h*Dh + 2i + j.")),
-        (w[whole], N_("you permuted the whole matrix as if it were one head; the permutation works inside each head's Dh rows (reshape to (n_heads, Dh/2, 2, D_in) first).")),
-        (_rows(w, n_heads, flipped), N_("you swapped the two members of each pair (j and 1 - j): the first half of each head takes GGUF's even rows 2i, the second half the odd rows 2i + 1.")),
+        (_rows(w, n_heads, forward), N_("you applied the forward permutation (half-split -> GGUF's interleaved), not its reverse: check which order the rows are in and which one they go to (section 2 of the lecture).")),
+        (w[whole], N_("you permuted the whole matrix as if it were one head; each head has its own Dh rows and its own pairs (section 2).")),
+        (_rows(w, n_heads, flipped), N_("you swapped the two members of each pair: check which member of a GGUF pair goes to the first half of a head (section 2).")),
         (w, N_("you returned the rows unchanged: GGUF stores each head's rows interleaved (pairs of rows 2i, 2i + 1), and transformers' half-split rotation needs rows i and i + Dh/2 paired.")),
     ]  # fmt: skip
     if rows == cols:
@@ -66,6 +66,12 @@ def _draw(generator, n_heads: int, head_dim: int, d_in: int) -> torch.Tensor:
 
 class UnpermuteGguf(Question):
     name, function, points, notebook = "q2", "unpermute_gguf", 2, NOTEBOOK
+    answer_keys = (  # the worked solution's key expressions: never in a verdict
+        "reshape(n_heads, dh // 2, 2, d_in).transpose(1, 2)",
+        "reshape(n_heads, Dh/2, 2, D_in)",
+        "from GGUF row h*Dh + 2i + j",
+        ".transpose(1, 2).reshape",
+    )
     returns = TENSOR
     references = (
         "posenc_lib.analysis.ch06_rope.convert_projection",
@@ -139,5 +145,5 @@ class UnpermuteGguf(Question):
         if named:
             return named
         return _(
-            "Your rows are not in transformers' order: loaded row h*Dh + j*Dh/2 + i must come from GGUF row h*Dh + 2i + j (i < Dh/2 the pair, j = 0 or 1 its member)."
+            "Your rows are not in transformers' order: within each head, check where the two members of GGUF's pair i land (section 2 of the lecture)."
         )
