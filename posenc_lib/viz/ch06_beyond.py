@@ -33,7 +33,7 @@ def wavelength_vs_base(bases, wavelengths, models):
 
     bases, wavelengths: (P,) for one head_dim; models: name -> (base, context length). A model
     sits below the curve when its slowest pair turns less than once over its context. The dashed
-    line is the seeds' rule "base > context". Returns the figure.
+    line is the tutorials' rule of thumb "base > context". Returns the figure.
     """
     fig = new_figure(5.6, 3.2)
     ax = fig.subplots()
