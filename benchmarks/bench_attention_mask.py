@@ -25,24 +25,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
+from benchmarks.bench_rope import median_ms
 from posenc_lib.analysis.ch07_extrapolation import fused_attention_accepts
 from posenc_lib.models import corpus
 from posenc_lib.models.experiment import L, load_model
-
-
-def median_ms(fn, repeats: int) -> float:
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def interleaved(calls: dict, rounds: int, repeats: int) -> dict:

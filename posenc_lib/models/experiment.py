@@ -233,6 +233,13 @@ def _fine_tune(model, label, s, seed, progress):
     return round(loss, 4), round(time.perf_counter() - started, 1)
 
 
+def initial_model(config: LMConfig, seed: int) -> TinyLM:
+    """The model a training job starts from: torch seeded with ``seed``, then the model built.
+    (tests/models/test_extrapolation_trained_parameters.py rebuilds a checkpoint's start here.)"""
+    torch.manual_seed(seed)
+    return TinyLM(config)
+
+
 def run_job(variant: str, seed: int, s: dict, out: Path | None = None, progress=None) -> dict:
     """Train one variant from one seed and run every evaluation that uses it.
 
@@ -244,8 +251,7 @@ def run_job(variant: str, seed: int, s: dict, out: Path | None = None, progress=
     started = time.perf_counter()
     train_tokens, val_tokens = _tokens(s)
     lengths = [m * L for m in MULTIPLES]
-    torch.manual_seed(seed)
-    model = TinyLM(LMConfig(max_len=L, **VARIANTS[variant]))
+    model = initial_model(LMConfig(max_len=L, **VARIANTS[variant]), seed)
     model.reseed_positions(seed)
     with _bar(f"seed {seed}: train {variant}", s["steps"], progress) as bar:
         loss = train(

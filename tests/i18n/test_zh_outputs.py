@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from zh_text import printed_cells
 
 from posenc_lib.checks.quiz import chapter_concepts, quiz
 from posenc_lib.i18n import in_language
@@ -21,23 +21,6 @@ LECTURES = sorted((translate.OUT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 EXECUTED = LECTURES + sorted((translate.OUT / "solutions").glob("*.ipynb"))
 # a printed number; not the "2" of "2-D" / "1-D" (a name, 二维 / 一维 in Chinese)
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:,?\d)*(?:\.\d+)?(?:e[-+]?\d+)?%?(?!-?D\b)")
-
-
-def _texts(path: Path) -> dict[str, str]:
-    """Each code cell's printed text (stream and text/plain) by cell id."""
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    out = {}
-    for cell in notebook["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        parts = []
-        for o in cell.get("outputs", []):
-            if o.get("output_type") == "stream":
-                parts.append("".join(o["text"]))
-            elif "text/plain" in o.get("data", {}) and "text/html" not in o.get("data", {}):
-                parts.append("".join(o["data"]["text/plain"]))
-        out[cell["id"]] = "".join(parts)
-    return out
 
 
 @pytest.mark.parametrize(
@@ -58,7 +41,7 @@ def test_each_chinese_lecture_shows_the_chinese_quiz_of_its_questions(lecture):
 @pytest.mark.parametrize("chinese", EXECUTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_chinese_outputs_were_made_in_chinese_with_the_same_numbers(chinese):
     english = translate.ROOT / chinese.parent.name / chinese.name
-    zh, en = _texts(chinese), _texts(english)
+    zh, en = ({k: text for k, (_, text) in printed_cells(p).items()} for p in (chinese, english))
     assert zh.get(translate.LANGUAGE_CELL_ID) == "", "the language cell prints nothing"
     missing = [i for i, text in en.items() if text and not zh.get(i)]
     assert not missing, f"{chinese.name}: cells not executed in Chinese: {missing[:5]}"

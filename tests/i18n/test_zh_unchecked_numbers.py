@@ -14,11 +14,10 @@ agrees. Only cells that measure time differ from run to run; ``TIMED`` names the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from zh_text import numbers
+from zh_text import numbers, printed_cells
 
 from tools import translate
 
@@ -33,23 +32,6 @@ TIMED = {
 }
 
 
-def _cells(path: Path) -> dict[str, tuple[bool, str]]:
-    """Each code cell by id: whether nbval checks it, and its printed text (stream, text/plain)."""
-    out = {}
-    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        parts = []
-        for o in cell.get("outputs", []):
-            if o.get("output_type") == "stream":
-                parts.append("".join(o["text"]))
-            elif "text/plain" in o.get("data", {}) and "text/html" not in o.get("data", {}):
-                parts.append("".join(o["data"]["text/plain"]))
-        checked = "NBVAL_CHECK_OUTPUT" in "".join(cell["source"])
-        out[cell["id"]] = (checked, "".join(parts))
-    return out
-
-
 def _english(chinese: Path) -> Path:
     return translate.ROOT / chinese.parent.name / chinese.name
 
@@ -57,7 +39,7 @@ def _english(chinese: Path) -> Path:
 @pytest.mark.parametrize("chinese", CHINESE, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_unchecked_cells_print_the_english_numbers(chinese):
     english = _english(chinese)
-    en, zh = _cells(english), _cells(chinese)
+    en, zh = printed_cells(english), printed_cells(chinese)
     name = f"{chinese.parent.name}/{chinese.name}"
     differ = [
         cell_id
@@ -78,6 +60,6 @@ def test_each_timed_cell_exists_unchecked_in_both_editions(where):
     english = translate.ROOT / where[0]
     chinese = translate.OUT / where[0]
     for path in (english, chinese):
-        cells = _cells(path)
+        cells = printed_cells(path)
         assert where[1] in cells, f"{path}: no code cell {where[1]}; remove it from TIMED"
         assert not cells[where[1]][0], f"{path}#{where[1]} is checked by nbval: a timing never is"

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from posenc_lib.models import corpus
-from posenc_lib.models.experiment import DATA, MULTIPLES, L, load_model
+from posenc_lib.models.experiment import DATA, MULTIPLES, L, initial_model, load_model
 from posenc_lib.models.tinylm import TinyLM
 
 LENGTHS = [m * L for m in MULTIPLES]
@@ -21,12 +21,6 @@ LENGTHS = [m * L for m in MULTIPLES]
 # distances past L reach (27..31 of 32), and chapter 7 shows what that does.
 EXEMPT = {"t5-far-buckets-untrained": {"t5.bias.weight": list(range(27, 32))}}
 CHECKPOINTS = sorted(p.stem for p in DATA.glob("*.pt"))
-
-
-def initial_model(model: TinyLM) -> TinyLM:
-    """The weights ``model`` started from: the experiment seeds torch with 0, then builds it."""
-    torch.manual_seed(0)
-    return TinyLM(model.config)
 
 
 def consulted(model: TinyLM, tokens: torch.Tensor) -> dict:
@@ -56,7 +50,7 @@ def untrained_rows(name: str, folder=DATA) -> dict:
     """{parameter: [row indices]} consulted at an evaluated length yet equal to their initial
     value (compared in float16, as checkpoints are stored)."""
     model = load_model(name, folder)
-    start = dict(initial_model(model).named_parameters())
+    start = dict(initial_model(model.config, 0).named_parameters())  # seed 0's checkpoints
     tokens = corpus.split("validation", 4 * max(LENGTHS))
     found = {}
     for parameter, rows in consulted(model, tokens).items():
