@@ -41,6 +41,18 @@ def answer_functions(notebook_path):
     return namespace
 
 
+@pytest.fixture(autouse=True)
+def _close_pyplot_figures():
+    """Release the figures a test drew through pyplot (which keeps every one until closed), so a
+    worker running hundreds of figure tests neither warns of too many figures nor holds their
+    memory. A Figure object a fixture still holds stays usable: closing only unregisters it."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 @pytest.fixture
 def make_lab():
     """``make_lab("lab")`` or ``make_lab("lab-zh")``: that make target serving JupyterLab on a free
