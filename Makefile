@@ -38,7 +38,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
 SHELL := /bin/bash
-.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
+.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub hub-remove-learners test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -108,11 +108,19 @@ HUB_PROXY_IF_NPM := $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 # The course on a local JupyterHub, for a teacher to try before asking for a real one
 # (docs/teaching-at-scale.md): HUB_USERS log in at http://127.0.0.1:HUB_PORT/ with the shared
 # password it prints, each with their own copy of the notebooks in build/hub/users/<name>/.
-# Ctrl-C stops the hub, its proxy and every user's server.
+# Ctrl-C stops the hub, its proxy and every user's server. HUB_MODE=trial (the default, no root;
+# learners NOT isolated from one another) or isolated (root: one system user per learner, named
+# posenc-<name>, group posenc-learners; `make hub-remove-learners` removes them); HUB_LANG=zh
+# hands the class the Chinese notebooks and exercises.
 HUB_PORT ?= 8000
 HUB_USERS ?= alice bob carol
+HUB_MODE ?= trial
+HUB_LANG ?= en
 hub: setup $(HUB_PROXY)
-	@$(BIN)/python -m tools.hub serve --port $(HUB_PORT) --users "$(HUB_USERS)"
+	@$(BIN)/python -m tools.hub serve --port $(HUB_PORT) --users "$(HUB_USERS)" \
+		--mode $(HUB_MODE) --lang $(HUB_LANG)
+hub-remove-learners: setup
+	@$(BIN)/python -m tools.hub remove-learners
 
 # Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
 # needs (a notebook's cells run in one kernel, top to bottom).

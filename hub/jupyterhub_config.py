@@ -7,10 +7,17 @@ JupyterHub's own configuration format, so a teacher can read it as a starting po
 * the hub and its proxy listen on 127.0.0.1 only (this authenticator is for trying things out);
 * the users named in POSENC_HUB_USERS log in with one shared password (JupyterHub's built-in
   SharedPasswordAuthenticator, which replaced DummyAuthenticator's password in JupyterHub 5.3);
-* each user's server is a local process of this course's Python (``.venv``), started without root
-  and without Unix users (SimpleLocalProcessSpawner), in its own home folder
-  ``<state>/users/<name>/``, into which the course's notebooks/ and exercises/ are copied on the
-  first start, so each user edits their own files;
+* each user's server is a local process of this course's Python (``.venv``) in its own home
+  folder ``<state>/users/<name>/``, into which the class's notebooks/ and exercises/ (English, or
+  Chinese from zh/ with POSENC_HUB_LANG=zh) are copied on the first start, so each user edits
+  their own files. Two modes (POSENC_HUB_MODE):
+  - ``trial``: SimpleLocalProcessSpawner, every server runs as the account that started the hub,
+    without root. NOT isolated: a learner's code can read the other learners' files.
+  - ``isolated`` (root): LocalProcessSpawner, each server runs as the learner's own system user
+    (POSENC_HUB_PREFIX + name, made by tools/hub.py), whose home is theirs alone (mode 0700);
+    the hub's state files are root's (mode 0600). (Where systemd runs as PID 1, systemdspawner
+    does the same and also enforces each learner's memory and CPU limits with cgroups; this
+    machine's container has no systemd, so the course uses LocalProcessSpawner.)
 * chapter 8's converted model is read by every user from one shared cache (POSENC_CACHE), converted
   once by ``tools/hub.py`` before the hub starts, instead of once per user;
 * the hub's state (its sqlite database, cookie secret and proxy token) lives in the state folder
@@ -21,20 +28,27 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import shutil
+import pwd
 import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821 - JupyterHub defines get_config when it loads this file
 
 ROOT = Path(__file__).resolve().parent.parent  # the course folder
+sys.path.insert(0, str(ROOT))  # tools.hub: what each learner is handed
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid  # noqa: E402
+
+from tools.hub import hand_out  # noqa: E402
+
 STATE = Path(os.environ.get("POSENC_HUB_STATE", ROOT / "build" / "hub")).resolve()
 IP = os.environ.get("POSENC_HUB_IP", "127.0.0.1")
 PORT = int(os.environ.get("POSENC_HUB_PORT", "8000"))
 USERS = os.environ.get("POSENC_HUB_USERS", "alice bob carol").split()
 PASSWORD = os.environ.get("POSENC_HUB_PASSWORD", "")
-# What each user gets in their home folder on first start: the lectures and the exercises.
-COURSE_FOLDERS = ("notebooks", "exercises")
+MODE = os.environ.get("POSENC_HUB_MODE", "trial")
+LANG = os.environ.get("POSENC_HUB_LANG", "en")  # the class's notebooks: en, or zh from zh/
+PYTHON = os.environ.get("POSENC_HUB_PYTHON") or sys.executable  # the learners' servers' Python
+PREFIX = os.environ.get("POSENC_HUB_PREFIX", "posenc-")  # isolated: system user = PREFIX + name
 PROXY = ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 if not ipaddress.ip_address(IP).is_loopback:
@@ -70,14 +84,40 @@ c.Authenticator.allowed_users = set(USERS)
 
 # -- each user's server: this course's Python, in the user's own folder --------------------------
 HOME = str(STATE / "users" / "{username}")
-c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
-c.SimpleLocalProcessSpawner.home_dir_template = HOME
-c.Spawner.notebook_dir = HOME
+if MODE == "isolated":
+
+    class LearnerSpawner(LocalProcessSpawner):
+        """LocalProcessSpawner, with hub user NAME run as the system user PREFIX + NAME (made by
+        tools/hub.py in the learners' group, home ``<state>/users/<name>``)."""
+
+        def system_user(self) -> str:
+            return PREFIX + self.user.name
+
+        def make_preexec_fn(self, name):
+            return set_user_setuid(self.system_user())
+
+        def user_env(self, env):
+            account = pwd.getpwnam(self.system_user())
+            env.update(USER=account.pw_name, HOME=account.pw_dir, SHELL=account.pw_shell)
+            return env
+
+    c.JupyterHub.spawner_class = LearnerSpawner
+    c.Spawner.notebook_dir = "~"
+    # What a learner's server may use, from the sizing tables (docs/teaching-at-scale.md,
+    # section 4): 4.5 GB per learner. LocalProcessSpawner does not enforce it (JupyterHub only
+    # passes MEM_LIMIT to the server); the kernel guard's POSENC_KERNEL_MEMORY_MB (below, 3500
+    # by default in this mode) is what stops a kernel. systemdspawner would enforce it.
+    c.Spawner.mem_limit = "4.5G"
+    c.Spawner.args = []
+else:
+    c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
+    c.SimpleLocalProcessSpawner.home_dir_template = HOME
+    c.Spawner.notebook_dir = HOME
+    # Jupyter refuses to run as root unless told; containers and CI often run as root.
+    c.Spawner.args = ["--allow-root"] if os.getuid() == 0 else []
 # The course's own Python (.venv), so posenc_lib, the widgets and chapter 8's model are there.
-c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
+c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
-# Jupyter refuses to run as root unless told; containers and CI often run as root.
-c.Spawner.args = ["--allow-root"] if os.getuid() == 0 else []
 c.Spawner.environment = {
     # Chapter 8's converted model, shared by every user (tools/hub.py converts it once).
     "POSENC_CACHE": os.environ.get("POSENC_CACHE", ""),
@@ -85,6 +125,8 @@ c.Spawner.environment = {
     # over the cores.
     "OMP_NUM_THREADS": "1",
 }
+if LANG != "en":
+    c.Spawner.environment["POSENC_LANG"] = LANG  # the library speaks the class's language
 # A link into a user's server (/user/<name>/..., as an nbgitpuller link opens) starts the server
 # when it is not running, instead of showing a "Launch Server" button.
 c.JupyterHub.implicit_spawn_seconds = 0.5
@@ -94,25 +136,27 @@ c.Spawner.http_timeout = 90
 
 
 def copy_course(spawner) -> None:
-    """pre_spawn_hook: on a user's first start, copy the course's notebooks into their home folder.
+    """pre_spawn_hook: on a user's first start, copy the class's notebooks into their home folder
+    (``tools.hub.hand_out``; in isolated mode owned by the learner, mode 0700).
 
     Later starts leave the folder alone, so a user's saved work is never overwritten.
     """
-    home = Path(spawner.home_dir)
-    home.mkdir(parents=True, exist_ok=True)
-    for name in COURSE_FOLDERS:
-        if not (home / name).exists():
-            shutil.copytree(ROOT / name, home / name)
+    if MODE == "isolated":
+        account = pwd.getpwnam(spawner.system_user())
+        hand_out(Path(account.pw_dir), LANG, (account.pw_uid, account.pw_gid))
+    else:
+        hand_out(Path(spawner.home_dir), LANG)
 
 
 c.Spawner.pre_spawn_hook = copy_course
 
 # -- Kernel guard (issue 26, item 4) -------------------------------------------------------------
-# tools/hub.py writes <state>/jupyter/kernels/python3/kernel.json: ipykernel run under
+# tools/hub.py writes <state>/jupyter/kernels/python3/kernel.json (isolated mode:
+# <state>/shared/jupyter/..., readable by every learner): ipykernel run under
 # tools/kernel_guard.py. JUPYTER_PATH is searched before the environment's own kernels, so every
 # course notebook gets it; a kernel that dies of memory says so at the learner's next cell, and
 # the notebook file is never touched.
-c.Spawner.environment["JUPYTER_PATH"] = str(STATE / "jupyter")
+c.Spawner.environment["JUPYTER_PATH"] = os.environ.get("POSENC_HUB_JUPYTER", str(STATE / "jupyter"))
 # Optional: the guard stops a kernel above this many MB (empty: no guard limit; a cgroup or the
 # OOM killer still applies, with the same message). Chapter 8's lecture peaks near 2.5 GB, so
 # stay above 3000.

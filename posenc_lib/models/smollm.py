@@ -92,8 +92,10 @@ def _is_converted(folder: Path) -> bool:
 def convert(force: bool = False) -> Path:
     """Convert the GGUF file to float32 safetensors in ``cache_dir()`` once; return the folder.
 
-    Several processes may call this at once (a test run on two cores): each writes to its own
-    temporary folder beside the cache and renames it into place; the first rename wins.
+    Several processes may call this at once (a test run on two cores, two teachers grading): the
+    first holds a lock beside the cache while it converts, and the others wait, then find the model
+    ready (without POSIX file locks, as on Windows, each converts). Each conversion writes its own
+    temporary folder and renames it into place (the first rename wins), so nobody reads half a model.
     """
     target = cache_dir()
     if _is_converted(target) and not force:
@@ -101,16 +103,48 @@ def convert(force: bool = False) -> Path:
     source = gguf_path()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        lock = _lock(target.parent / (CACHE_NAME + ".lock"))
+    except OSError as error:
+        raise _unwritable(target, error) from error
+    try:
+        if _is_converted(target) and not force:  # converted by another process while we waited
+            return target
+        return _convert_into(target, source, force)
+    finally:
+        if lock is not None:  # removed first, so the cache folder holds only the model: a process
+            with contextlib.suppress(OSError):  # waiting on it finds the model ready, a later one
+                os.unlink(lock.name)  # never reaches the lock
+            lock.close()  # closing the file releases its lock
+
+
+def _lock(path: Path):
+    """An open file holding an exclusive lock (waiting for it), or None where there are none."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    handle = open(path, "a")  # noqa: SIM115 - closed by convert(), which holds the lock till then
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def _unwritable(target: Path, error: OSError) -> OSError:
+    return OSError(
+        tr(
+            "Cannot write the model cache in {folder} ({why}). Set POSENC_CACHE "
+            "to a folder you can write with about 600 MB free, then run the cell again.",
+            folder=target.parent,
+            why=error.strerror,
+        )
+    )
+
+
+def _convert_into(target: Path, source: Path, force: bool) -> Path:
+    """Convert ``source`` into a temporary folder beside ``target`` and rename it into place."""
+    try:
         work = Path(tempfile.mkdtemp(prefix=CACHE_NAME + ".tmp-", dir=target.parent))
     except OSError as error:
-        raise OSError(
-            tr(
-                "Cannot write the model cache in {folder} ({why}). Set POSENC_CACHE "
-                "to a folder you can write with about 600 MB free, then run the cell again.",
-                folder=target.parent,
-                why=error.strerror,
-            )
-        ) from error
+        raise _unwritable(target, error) from error
     try:
         model, tokenizer = _read_gguf(source)
         model.save_pretrained(work)

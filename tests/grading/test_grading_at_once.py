@@ -5,8 +5,8 @@ the sandboxes' scratch folders, the same shared cache of chapter 8's converted m
 working folder with one sub-folder per class. Here two ``posenc-grade`` processes start together
 on two classes collected from learners' home folders laid out as ``make hub`` lays them out
 (``users/<name>/exercises/``). Both classes have chapter 8 and the model cache starts empty, so
-both graders convert the model at the same moment (``smollm.convert``: each writes its own
-temporary folder and renames it into place; the first rename wins).
+both graders ask for the converted model at the same moment (``smollm.convert``: the first converts
+while holding a lock beside the cache, the other waits for it and then reads the same model).
 
 Each sheet must then hold exactly its own class, each learner graded as when graded alone
 (worked solutions earn full marks, a wrong ``attention`` loses q1 and nothing else, an untouched
@@ -50,7 +50,7 @@ def _exercise_name(chapter: str) -> str:
     return next((ROOT / "exercises").glob(f"{chapter}_*.ipynb")).name
 
 
-@pytest.mark.timeout(900)  # two fresh conversions of chapter 8's model and two classes, 2 cores
+@pytest.mark.timeout(900)  # a fresh conversion of chapter 8's model and two classes, 2 cores
 def test_two_classes_graded_at_once_share_the_machine_without_collisions(tmp_path, request):
     hub = tmp_path / "hub"
     for group in CLASSES.values():  # each learner's saved exercise in their own home folder

@@ -102,3 +102,40 @@ def test_an_unwritable_cache_says_to_set_posenc_cache(monkeypatch, tmp_path):
 def test_a_bad_attention_implementation_is_refused():
     with pytest.raises(ValueError, match='"sdpa" or "eager"'):
         smollm.load_smollm("flash")
+
+
+# A stand-in for the slow GGUF read (the real one takes 15 s or more), so the test shows the lock,
+# not the conversion: it says it ran, waits, and returns objects that save the cache's files.
+_TWO_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from posenc_lib.models import smollm
+
+class Saved:
+    def save_pretrained(self, folder):
+        for name in smollm.CACHE_FILES:
+            (Path(folder) / name).write_text("{}")
+
+def read(source):
+    print("converting", flush=True)
+    time.sleep(1.5)
+    return Saved(), Saved()
+
+smollm._read_gguf = read
+print(smollm.convert().name)
+"""
+
+
+def test_two_processes_asking_at_once_convert_once(tmp_path):
+    env = dict(os.environ, POSENC_CACHE=str(tmp_path / "cache"))
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TWO_AT_ONCE], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=60)[0].split() for run in runs]
+    assert all(run.returncode == 0 for run in runs), outputs
+    assert sum(out.count("converting") for out in outputs) == 1, outputs  # the other waited
+    assert all(out[-1] == smollm.CACHE_NAME for out in outputs), outputs
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [smollm.CACHE_NAME]
