@@ -4,17 +4,27 @@ The same program as ``python -m posenc_lib.grading`` and ``python -m posenc_lib.
 The command line only: it lists the submissions (``submissions.py``), grades them in sandboxed
 child processes (``grader.py``, ``sandbox.py``), writes the grade sheet and the feedback files
 (``sheet.py``) and prints a summary. The progress bar goes to stderr, on a terminal only; stdout
-gets the seed (when it was drawn) and the summary.
+gets the seed (when it was drawn), what is resumed, and the summary.
+
+Each row is kept as it is graded: appended to the journal beside the sheet (``journal.py``) and
+the sheet rewritten, atomically. A run stopped by Ctrl-C, SIGTERM, a kill or a full disk leaves a
+valid sheet of what was graded, and its journal; running the same command again resumes (the
+default): it reuses the journal's rows whose file and settings are unchanged and grades the rest.
+``--fresh`` starts over. A run that finishes removes the journal.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import secrets
+import signal
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
+from posenc_lib.grading import journal as _journal
 from posenc_lib.grading.grader import grade_all
 from posenc_lib.grading.lms import LMS, learner_key, read_roster, write_lms
 from posenc_lib.grading.report import write_report
@@ -65,6 +75,12 @@ def main(argv=None) -> int:
         help="a CSV with a 'file' column (each submission's file name) and the learners' name, "
         "email, canvas_id, sis_user_id, sis_login_id, section, id_number (docs/grading.md)",
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="grade every submission again; by default a run resumes: it keeps the rows of the "
+        "journal beside --out (OUT.journal.jsonl) whose file and settings are unchanged",
+    )
     args = parser.parse_args(argv)
     try:
         language = args.lang or get_language()
@@ -100,29 +116,163 @@ def _grade(parser: argparse.ArgumentParser, args: argparse.Namespace, language: 
                     names=", ".join(lost),
                 )
             )
-    seed = args.seed if args.seed is not None else 1 + secrets.randbelow(2**31 - 2)
-    if args.seed is None:
+    journal_file = _journal.journal_path(args.out)
+    earlier = _journal.Loaded() if args.fresh else _journal.load(journal_file)
+    if earlier.unreadable:
+        print(
+            tr(
+                "Warning: {count} line(s) of {journal} could not be read (a run stopped while "
+                "writing them?); those submissions are graded again.",
+                count=earlier.unreadable,
+                journal=journal_file,
+            ),
+            file=sys.stderr,
+        )
+    seed = args.seed
+    if (
+        seed is None
+        and earlier.settings is not None
+        and isinstance(earlier.settings.get("seed"), int)
+    ):
+        seed = earlier.settings["seed"]  # the same command again: the same hidden inputs
+    elif seed is None:
+        seed = 1 + secrets.randbelow(2**31 - 2)
         print(
             tr(
                 "Hidden inputs from seed {seed} (pass --seed {seed} to grade the same way again).",
                 seed=seed,
             )
         )
+    now = _journal.settings(seed, args.timeout, args.memory_mb, language)
+    if earlier.settings is not None:
+        changed = _journal.differences(earlier.settings, now)
+        if changed:
+            print(
+                tr(
+                    "{journal} was graded with other settings ({what}): none of its {count} "
+                    "row(s) is reused, every submission is graded again.",
+                    journal=journal_file,
+                    what=", ".join(_(_journal.SETTINGS[c]) for c in changed),
+                    count=len(earlier.rows),
+                )
+            )
+            earlier = _journal.Loaded()
+    # Every file is hashed before any submission runs (grade_all then reads them, also before).
+    hashes = [_journal.content_hash(path) for path, _name in paths]
+    rows: list = [
+        _journal.reusable(earlier, n, h) for (_p, n), h in zip(paths, hashes, strict=True)
+    ]
+    todo = [i for i, row in enumerate(rows) if row is None]
+    kept = len(paths) - len(todo)
+    if earlier.settings is not None:
+        print(
+            tr(
+                "Resuming from {journal}: {kept} submission(s) already graded are reused, "
+                "{todo} graded now (new, changed since, or not graded before).",
+                journal=journal_file,
+                kept=kept,
+                todo=len(todo),
+            )
+        )
+
+    saved = [i for i, row in enumerate(rows) if row is not None]  # in the journal, in this order
+
+    def on_disk() -> list:  # the rows in the journal, in the order of the files
+        return [rows[i] for i in sorted(saved)]
+
+    def graded(index: int, row) -> None:  # as each submission is graded: on disk at once
+        rows[todo[index]] = row
+        journal.add(hashes[todo[index]], row)
+        saved.append(todo[index])
+        write_sheet(on_disk(), args.out)
+
     started = time.perf_counter()
-    rows = grade_all(
-        paths, seed, args.timeout, args.workers, args.memory_mb, progress=None, language=language
-    )
-    write_sheet(rows, args.out)
-    if args.json:
-        write_feedback(rows, args.json)
-    for report in args.report:
-        write_report(rows, report)
-    for lms in args.lms:
-        target = args.out.with_name(f"{args.out.stem}-{lms}.csv")
-        write_lms(rows, target, lms, args.roster)
-        print(tr("{lms} sheet: {path}", lms=lms.capitalize(), path=target))
+    journal = None
+    try:
+        with _sigterm_as_interrupt():
+            journal = _journal.Journal(journal_file, now, [(hashes[i], rows[i]) for i in saved])
+            write_sheet(on_disk(), args.out)
+            grade_all(
+                [paths[i] for i in todo],
+                seed,
+                args.timeout,
+                args.workers,
+                args.memory_mb,
+                progress=None,
+                language=language,
+                done=graded,
+            )
+            if args.json:
+                write_feedback(rows, args.json)
+            for report in args.report:
+                write_report(rows, report)
+            for lms in args.lms:
+                target = args.out.with_name(f"{args.out.stem}-{lms}.csv")
+                write_lms(rows, target, lms, args.roster)
+                print(tr("{lms} sheet: {path}", lms=lms.capitalize(), path=target))
+            journal.remove()  # finished: the next run grades everyone again
+    except KeyboardInterrupt:
+        done = len(saved)
+        try:  # stopped between the journal and the sheet: the sheet gets the same rows
+            write_sheet(on_disk(), args.out)
+        except OSError:
+            pass
+        print(
+            "\n"
+            + tr(
+                "Grading stopped: {done} of {total} submissions graded, kept in {sheet} and "
+                "{journal}. Run the same command again to grade the other {left} (add --fresh "
+                "to start over).",
+                done=done,
+                total=len(rows),
+                sheet=args.out,
+                journal=journal_file,
+                left=len(rows) - done,
+            ),
+            file=sys.stderr,
+        )
+        return 130
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        done = len(saved)
+        print(
+            tr(
+                "The disk holding {folder} is full: grading stopped with {done} of {total} "
+                "submissions graded and kept (in {sheet} and its journal). Free some space, then "
+                "run the same command again: it grades only the rest.",
+                folder=args.out.resolve().parent,
+                done=done,
+                total=len(rows),
+                sheet=args.out,
+            ),
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        if journal is not None:
+            journal.close()
     print("\n".join(summary(rows, time.perf_counter() - started, args.out)))
     return 0
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (``kill PID``, a job scheduler) stops the run as Ctrl-C does: the running
+    submissions are stopped, their scratch folders removed, the rows graded so far kept."""
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (main() called from a thread): leave it
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,7 @@ class Grader:
         self._start_lock = threading.Lock()
         self._prepared: set[str] = set()  # chapters whose prepare() has run (chapter 8: the model)
         self._live: set = set()
+        self._stopping = False  # set by stop_all: a child started after it is stopped at once
 
     def read(self, path: Path):
         """(chapter, cells), or the Invalid saying why the file cannot be graded."""
@@ -126,6 +127,7 @@ class Grader:
             row.status, row.reason = "invalid", str(error)
         except Exception as error:  # noqa: BLE001 - a grader bug must not lose the row
             cause = f"{type(error).__name__}: {error}".strip()[:300]
+            row.grader_failed = True  # graded again when a run resumes (cli.py)
             row.status, row.reason = (
                 "error",
                 tr(
@@ -175,8 +177,10 @@ class Grader:
         process = self.context.Process(target=_sandbox.child_main, args=(send, job), daemon=True)
         with self._start_lock, _without_main_module(), _short_socket_folder():
             process.start()
+            self._live.add(process)
         send.close()
-        self._live.add(process)
+        if self._stopping:  # the run was stopped (Ctrl-C) while this child started
+            self._stop(process)
         messages, deadline, done = [], time.monotonic() + self.timeout, False
         try:
             while not done:
@@ -283,6 +287,7 @@ class Grader:
         self._live.discard(process)
 
     def stop_all(self) -> None:
+        self._stopping = True
         for process in list(self._live):
             self._stop(process)
 
@@ -365,6 +370,7 @@ def grade_all(
     memory_mb=2048,
     progress: bool | None = None,
     language: str | None = None,
+    done=None,
 ) -> list[Row]:
     """Grade every submission; rows in the order given.
 
@@ -372,14 +378,17 @@ def grade_all(
     inside Jupyter) as submissions finish; True always, False never, None (the default) only on
     a terminal or in Jupyter, so a pipe or a log file gets no bar. language: "en" or "zh", the
     language of the feedback (default: the one in use, ``posenc_lib.get_language()``).
+    done: called as ``done(index, row)`` in the calling thread as each submission finishes (the
+    command writes its journal and sheet there); what it raises stops the run, as Ctrl-C does:
+    the submissions not started are dropped and those running are stopped at once.
     """
     paths = [p if isinstance(p, tuple) else (Path(p), str(p)) for p in paths]
     grader = Grader(seed, timeout, memory_mb, language)
     with in_language(grader.language):  # the feedback's words; restored after
-        return _grade_all(grader, paths, workers, progress)
+        return _grade_all(grader, paths, workers, progress, done)
 
 
-def _grade_all(grader: Grader, paths, workers, progress) -> list[Row]:
+def _grade_all(grader: Grader, paths, workers, progress, done=None) -> list[Row]:
     # Every file is read before any submission runs: a submission that rewrites another
     # student's file on disk changes nothing.
     contents = [grader.read(p) for p, _ in paths]
@@ -391,8 +400,9 @@ def _grade_all(grader: Grader, paths, workers, progress) -> list[Row]:
         file=sys.stderr,
         disable=None if progress is None else not progress,
     )
+    pool = ThreadPoolExecutor(max_workers=workers)
     try:
-        with bar, ThreadPoolExecutor(max_workers=workers) as pool:
+        with bar:
             futures = {
                 pool.submit(grader.grade, p, n, c): i
                 for i, ((p, n), c) in enumerate(zip(paths, contents, strict=True))
@@ -400,6 +410,10 @@ def _grade_all(grader: Grader, paths, workers, progress) -> list[Row]:
             for future in as_completed(futures):
                 rows[futures[future]] = future.result()
                 bar.update(1)
+                if done is not None:
+                    done(futures[future], rows[futures[future]])
     finally:
+        # Not `with pool`: on Ctrl-C that would wait for every queued submission to be graded.
+        pool.shutdown(wait=False, cancel_futures=True)
         grader.stop_all()
     return rows  # type: ignore[return-value]

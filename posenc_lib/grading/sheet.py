@@ -1,8 +1,9 @@
 """The grade sheet: one ``Row`` per submission, written as ``grades.csv`` and as feedback JSON.
 
 Every submission gets one row, whatever it does: ``status`` is one of ``STATUSES`` (ok, error,
-timeout, invalid or tampered), with the reason when it is not ok. The CSV is written once, at the
-end, atomically, with cells a spreadsheet will not run as formulas.
+timeout, invalid or tampered), with the reason when it is not ok. ``posenc-grade`` rewrites the CSV
+after each submission it grades, atomically (a temporary file, synced, then renamed over the sheet),
+so the file on disk is always a whole sheet; its cells are never run as formulas by a spreadsheet.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Row:
     failed_cells: list = field(default_factory=list)
     seconds: float = 0.0
     hidden_only: list = field(default_factory=list)  # questions that failed on hidden inputs only
+    grader_failed: bool = False  # the grader itself failed (not the notebook): regraded on resume
 
     def feedback(self) -> dict:
         return {
@@ -138,7 +140,16 @@ def status_word(status: str) -> str:
 def _write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # a new file
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.chmod(temporary, 0o644)
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())  # on disk before it replaces the old file: never a torn sheet
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:  # a full disk, Ctrl-C: the old file stays, and no temporary one
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
