@@ -38,7 +38,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
 SHELL := /bin/bash
-.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub hub-remove-learners test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
+.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub hub-remove-learners test test-portable test-portable-numeric lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -134,7 +134,8 @@ test: setup lint $(HUB_PROXY_IF_NPM)
 # SIMD at all (as on an unknown CPU), AVX2 only (most laptops, AMD), and MKL's results made the
 # same on every CPU with one thread. Every checked number must come out the same; see
 # CONTRIBUTING.md ("Numbers that pass on every CPU"). A setting is a comma-separated list of
-# variables; CI runs the first one after `make test`:
+# variables. `make test` itself runs the Chinese notebooks on the first (conftest.py), and CI runs
+# the numeric tests on it (test-portable-numeric, below); for one setting alone:
 #   make test-portable PORTABLE_SETTINGS=ATEN_CPU_CAPABILITY=default
 PORTABLE_SETTINGS ?= ATEN_CPU_CAPABILITY=default \
 	MKL_ENABLE_INSTRUCTIONS=AVX2,ATEN_CPU_CAPABILITY=avx2 \
@@ -147,6 +148,12 @@ PORTABLE_TESTS := notebooks solutions tests --ignore=tests/browser --ignore=test
 	--ignore=tests/test_printed_numbers.py --ignore=tests/test_layers.py \
 	--ignore=tests/test_public_api.py
 
+
+# What CI runs after `make test`, which already ran each notebook edition on its own code path
+# (conftest.py): the library's numeric tests on the plain path without SIMD.
+PORTABLE_NUMERIC := tests/core tests/analysis tests/models
+test-portable-numeric: setup
+	ATEN_CPU_CAPABILITY=default $(BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(PORTABLE_NUMERIC)
 
 test-portable: setup
 	@for setting in $(PORTABLE_SETTINGS); do \
@@ -175,6 +182,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_hub_sizing
 	$(BIN)/python -m benchmarks.bench_attention_mask
 	$(BIN)/python -m benchmarks.bench_tests
+	$(BIN)/python -m benchmarks.bench_reading
 
 # Write exercises/NN_*.ipynb from solutions/NN_*.ipynb (solutions stubbed out, outputs cleared).
 exercises: setup

@@ -19,8 +19,11 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = [p for folder in ("notebooks", "solutions", "exercises") for p in
-             sorted((ROOT / folder).glob("*.ipynb"))]  # fmt: skip
+NOTEBOOKS = [  # deeper: the deep dives
+    p
+    for folder in ("notebooks", "notebooks/deeper", "solutions", "exercises")
+    for p in sorted((ROOT / folder).glob("*.ipynb"))
+]
 MARK = "# NBVAL_CHECK_OUTPUT"
 SMALLEST_DIGITS = 1e-5  # below this, a printed difference is assumed to be rounding
 

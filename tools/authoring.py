@@ -2,6 +2,12 @@
 
     python -m tools.authoring exercises   # solutions/*.ipynb -> exercises/*.ipynb (make exercises)
     python -m tools.authoring execute     # re-run every notebook in place (make notebooks)
+    python -m tools.authoring times [--only NN]   # course.toml's minutes into notebooks and README
+    python -m tools.authoring outputs [ID ...] [--drop ID ...]   # the checked-outputs manifest
+    python -m tools.authoring move CORE.ipynb DEEP.ipynb ID ... [--after ID]   # cells to a deep dive
+
+Lectures live in ``notebooks/NN_*.ipynb`` (a chapter's core) and ``notebooks/deeper/NN_*.ipynb``
+(its deep dives, optional branches beside the core); ``lecture_notebooks`` lists both.
 
 The solutions notebook is the one source of a chapter's exercises. In its code cells, the lines
 from ``### BEGIN SOLUTION`` to ``### END SOLUTION`` become a stub in the exercises notebook:
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import re
 import sys
 import time
@@ -174,27 +181,235 @@ def _drop_duplicate_images(notebook) -> None:
                 del data["text/html"]
 
 
-def course_notebooks(root: Path = ROOT) -> list[Path]:
-    """Every committed notebook: lectures, then solutions (exercises are generated from those)."""
+DEEPER = "deeper"  # notebooks/deeper/NN_slug.ipynb: chapter NN's deep dives
+
+
+def lecture_notebooks(root: Path = ROOT) -> list[Path]:
+    """Every lecture notebook: the core lectures (notebooks/*.ipynb), then the deep dives
+    (notebooks/deeper/*.ipynb)."""
     return sorted((root / "notebooks").glob("*.ipynb")) + sorted(
-        (root / "solutions").glob("*.ipynb")
+        (root / "notebooks" / DEEPER).glob("*.ipynb")
     )
 
 
+def course_notebooks(root: Path = ROOT) -> list[Path]:
+    """Every committed notebook: lectures and deep dives, then solutions (exercises are generated
+    from those)."""
+    return lecture_notebooks(root) + sorted((root / "solutions").glob("*.ipynb"))
+
+
+# -- deep dives: moving cells out of a core lecture ---------------------------------------------------
+
+
+def move_cells(source: Path, target: Path, cell_ids: list[str], after: str | None = None) -> str:
+    """Move the cells ``cell_ids`` (in the source's order) from lecture ``source`` into notebook
+    ``target`` (a deep dive, created if missing), ids, outputs and tags kept, after the cell
+    ``after`` (default: at the end); their Chinese catalog entries move with them, fingerprints
+    kept, so nothing is re-translated. Return a summary of what moved."""
+    from tools import translate
+
+    source, target = (ROOT / source).resolve(), (ROOT / target).resolve()
+    notebook = nbformat.read(source, as_version=4)
+    chosen = [c for c in notebook.cells if c.id in cell_ids]
+    missing = sorted(set(cell_ids) - {c.id for c in chosen})
+    if missing:
+        raise ValueError(f"{source.relative_to(ROOT)} has no cell {missing}")
+    if target.exists():
+        deep = nbformat.read(target, as_version=4)
+    else:
+        deep = nbformat.v4.new_notebook(metadata=copy.deepcopy(notebook.metadata))
+        deep.metadata.pop("widgets", None)
+        deep.metadata["posenc"] = {"chapter": target.name[:2], "kind": "deeper"}
+    clash = sorted({c.id for c in deep.cells} & set(cell_ids))
+    if clash:
+        raise ValueError(f"{target.relative_to(ROOT)} already has the cells {clash}")
+    where = len(deep.cells)
+    if after is not None:
+        where = 1 + next((i for i, c in enumerate(deep.cells) if c.id == after), None)
+    deep.cells[where:where] = chosen
+    notebook.cells = [c for c in notebook.cells if c.id not in cell_ids]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(render(notebook), encoding="utf-8")
+    target.write_text(render(deep), encoding="utf-8")
+    catalogs = dict((nbs[0], cat) for cat, nbs in translate.groups() if len(nbs) == 1)
+    from_catalog = catalogs.get(source, translate.CATALOGS / "notebooks" / f"{source.stem}.md")
+    to_catalog = translate.CATALOGS / "notebooks" / translate.DEEPER / f"{target.stem}.md"
+    old, new = translate.read_catalog(from_catalog), translate.read_catalog(to_catalog)
+    moved = [i for i in cell_ids if i in old]
+    for cell_id in moved:
+        new[cell_id] = old.pop(cell_id)
+    for catalog, entries, book in ((from_catalog, old, notebook), (to_catalog, new, deep)):
+        order = [c.id for c in book.cells if c.id in entries]
+        rest = [i for i in entries if i not in order]  # entries whose cell is elsewhere: kept
+        path = source if book is notebook else target
+        translate.write_catalog(
+            catalog, [entries[i] for i in order + rest], [path.relative_to(ROOT).as_posix()]
+        )
+    return (
+        f"moved {len(chosen)} cells ({len(moved)} with their Chinese) from "
+        f"{source.relative_to(ROOT)} to {target.relative_to(ROOT)}"
+    )
+
+
+# -- nothing printed is lost: the manifest of checked outputs ----------------------------------------
+
+CHECKED_OUTPUTS = ROOT / "tests" / "data" / "checked_outputs.json"
+
+
+def printed_text(cell) -> str:
+    """What a code cell prints, as nbval compares it: its streams and text/plain outputs."""
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        elif "text/plain" in output.get("data", {}):
+            parts.append(output["data"]["text/plain"])
+    return "".join(parts)
+
+
+def checked_cells(root: Path = ROOT) -> dict[str, list[tuple[str, str]]]:
+    """Every ``# NBVAL_CHECK_OUTPUT`` cell of the English lectures and deep dives, by id: a list of
+    (notebook path from the root, printed text), one item per notebook holding that id."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for path in lecture_notebooks(root):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and NBVAL_MARK in cell.source:
+                where = path.relative_to(root).as_posix()
+                found.setdefault(cell.id, []).append((where, printed_text(cell)))
+    return found
+
+
+def read_manifest(path: Path = CHECKED_OUTPUTS) -> dict[str, dict]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def write_manifest(entries: dict[str, dict], path: Path = CHECKED_OUTPUTS) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dict(sorted(entries.items())), indent=1, ensure_ascii=False)
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def update_manifest(
+    changed: list[str] = (), drop: list[str] = (), root: Path = ROOT, path: Path = CHECKED_OUTPUTS
+) -> list[str]:
+    """Bring the manifest up to date with the notebooks; return what it did, one line each.
+
+    New checked cells are added and moved cells get their new notebook. A cell whose printed text
+    differs is rewritten only when named in ``changed`` (a deliberate update: a fix changed a
+    number); an id no notebook holds any more is removed only when named in ``drop``. Anything
+    else raises ValueError, and nothing is written."""
+    entries, cells = read_manifest(path), checked_cells(root)
+    twice = {i: [w for w, _ in v] for i, v in cells.items() if len(v) > 1}
+    if twice:
+        raise ValueError(f"cell ids in more than one notebook (make them unique): {twice}")
+    unknown = sorted((set(changed) | set(drop)) - set(entries) - set(cells))
+    if unknown:
+        raise ValueError(f"no checked cell and no manifest entry has the id(s) {unknown}")
+    done, refused = [], []
+    for cell_id in sorted(set(entries) | set(cells)):
+        old = entries.get(cell_id)
+        if cell_id not in cells:
+            if cell_id in drop:
+                del entries[cell_id]
+                done.append(f"dropped {cell_id} (was in {old['notebook']})")
+            else:
+                refused.append(
+                    f"{cell_id} (in {old['notebook']}) is in no notebook under notebooks/ as a "
+                    "checked cell: restore it, or pass --drop " + cell_id
+                )
+            continue
+        where, text = cells[cell_id][0]
+        if old is None:
+            entries[cell_id] = {"notebook": where, "text": text}
+            done.append(f"added {cell_id} ({where})")
+            continue
+        if old["text"] != text:
+            if cell_id not in changed:
+                refused.append(
+                    f"{cell_id} ({where}) prints other text than the manifest: if a fix changed "
+                    f"it on purpose, name it: python -m tools.authoring outputs {cell_id}"
+                )
+                continue
+            done.append(f"rewrote {cell_id} ({where})")
+        elif cell_id in changed:
+            done.append(f"{cell_id} ({where}) prints what the manifest holds already")
+        if old["notebook"] != where:
+            done.append(f"moved {cell_id}: {old['notebook']} -> {where}")
+        entries[cell_id] = {"notebook": where, "text": text}
+    if refused:
+        raise ValueError("\n".join(refused))
+    write_manifest(entries, path)
+    return done
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.authoring", description=__doc__)
-    parser.add_argument("command", choices=["exercises", "execute"])
-    parser.add_argument("paths", nargs="*", type=Path, help="notebooks to execute (default: all)")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.authoring",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("command", choices=["exercises", "execute", "times", "outputs", "move"])
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        help="execute: notebooks to execute (default: all); outputs: ids of checked cells whose "
+        "new printed text the manifest should take (a deliberate change)",
+    )
+    parser.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="outputs: let the manifest forget this checked cell (it prints nowhere any more)",
+    )
+    parser.add_argument(
+        "--after", metavar="ID", help="move: put the cells after this cell of the target"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NN",
+        help="times: only chapter NN's minutes and notebooks (and the start page's map, README)",
+    )
     args = parser.parse_args(argv)
     if args.command == "exercises":
         for path in write_exercises():
             print(f"wrote {path.relative_to(ROOT)}")
         return 0
-    paths = args.paths or course_notebooks()
+    if args.command == "outputs":
+        try:
+            done = update_manifest(args.paths, args.drop)
+        except ValueError as error:
+            print(error)
+            print(f"nothing written to {CHECKED_OUTPUTS.relative_to(ROOT)}")
+            return 1
+        print("\n".join(done) or "the manifest already holds every checked output")
+        return 0
+    if args.command == "move":
+        if len(args.paths) < 3:
+            parser.error("move needs: SOURCE.ipynb TARGET.ipynb ID [ID ...]")
+        source, target, *ids = args.paths
+        try:
+            print(move_cells(Path(source), Path(target), ids, args.after))
+        except ValueError as error:
+            print(error)
+            return 1
+        return 0
+    if args.command == "times":
+        from tools import course_plan
+
+        for path in course_plan.render_all(args.only):
+            print(f"wrote {path.relative_to(ROOT)}")
+        return 0
+    paths = [Path(p) for p in args.paths] or course_notebooks()
     total = 0.0
+    from tools import course_plan
+
     for path in paths:
         seconds = execute(path)
         total += seconds
+        course_plan.record_run_time(path, seconds)  # course.toml's run_s, for the pace model
         print(f"{seconds:6.1f} s  {path.resolve().relative_to(ROOT)}", flush=True)
     for path in write_exercises() if not args.paths else []:
         seconds = execute(path, save=False)  # exercises are committed without outputs

@@ -17,8 +17,10 @@ bar as jupyter-book reads and writes each page.
 jupyter-book wants its sources under one root, so they are staged in ``build/site-src/``: the
 notebooks are copied (each lecture gains one cell linking its exercises and solutions; each
 solutions page is titled as such), and ``_config.yml``, ``_toc.yml`` and the index page are
-written. The index's chapter list is read from the start page's map (title, question, time,
-prerequisites), so the two cannot disagree.
+written. The index's chapter list comes from ``course.toml`` (title, question, times,
+prerequisites, deep dives), from which the start page's map is rendered too, so the two cannot
+disagree. A chapter's deep dives (``notebooks/deeper/NN_*.ipynb``) are pages of their own, listed
+under their chapter as optional branches, with times.
 
 Each lecture ends with its concept questions as a quiz (the cell ``quiz(CONCEPTS)``): its
 committed output is plain HTML, each option a ``<details>`` that opens its feedback on a click, so
@@ -60,6 +62,7 @@ ZH_SOURCE_DIR = ROOT / "build" / "site-src-zh"
 TITLE = N_("Positional encoding in Transformers")
 ZH = "zh"  # the Chinese edition: its notebooks in zh/, its site in build/site/zh/
 START = "00_start_here"
+DEEPER = "deeper"  # notebooks/deeper/: the deep dives
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # The parts of MathJax 3 the pages load: the TeX-to-HTML bundle, its fonts and output code, the TeX
 # extensions it loads on demand, and its menu and accessibility parts (about 2 MB of the 24 MB).
@@ -70,6 +73,16 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
+class DeepDive:
+    """An optional branch beside a chapter's core: notebooks/deeper/<stem>.ipynb."""
+
+    stem: str  # "02_what_training_learns"
+    title: str
+    question: str
+    time: str  # "25 min"
+
+
+@dataclass
 class Chapter:
     """One row of the start page's map, and the notebooks that go with it."""
 
@@ -77,8 +90,9 @@ class Chapter:
     stem: str  # "01_order_blindness"
     title: str
     question: str
-    time: str
+    time: str  # core lecture + exercises: "55 + 45 min"
     before: str
+    deeper: list[DeepDive] = field(default_factory=list)
 
 
 @dataclass
@@ -93,32 +107,44 @@ class SiteBuild:
 
 
 def course_map(root: Path = ROOT) -> list[Chapter]:
-    """The chapters in the start page's map that have a lecture notebook, in order."""
-    start = nbformat.read(root / "notebooks" / f"{START}.ipynb", as_version=4)
-    english = nbformat.read(ROOT / "notebooks" / f"{START}.ipynb", as_version=4)
-    map_ids = {c.id for c in english.cells if c.source.lstrip().startswith("## The map")}
-    cells = [c for c in start.cells if c.cell_type == "markdown"]
-    # the map cell: by its heading, or in a translation by the English map cell's id
-    table = next(
-        (c.source for c in cells if c.source.lstrip().startswith("## The map") or c.id in map_ids),
-        None,
-    )
-    if table is None:
+    """The chapters of ``course.toml`` that have a lecture notebook in ``root``, in order, in the
+    language in use (``posenc_lib.i18n``), each with its deep dives that exist in ``root``."""
+    from tools import course_plan
+
+    start = root / "notebooks" / f"{START}.ipynb"
+    cells = nbformat.read(start, as_version=4).cells if start.exists() else []
+    if not any(c.id == course_plan.MAP_CELL for c in cells):
         raise ValueError(
-            f"notebooks/{START}.ipynb has no '## The map' cell: the site's chapter list is read "
-            "from it, so that the start page and the site cannot disagree."
+            f"notebooks/{START}.ipynb has no map cell ({course_plan.MAP_CELL}): the start page "
+            "shows the course's map, rendered from course.toml (python -m tools.authoring times)."
         )
-    stems = {p.name[:2]: p.stem for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    lang = ZH if get_language() == ZH else "en"
+    unit = "分钟" if lang == ZH else "min"
+    _pace, planned = course_plan.load()
     chapters = []
-    for line in table.splitlines():
-        cols = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cols) != 5 or not cols[0].isdigit():
+    for ch in planned:
+        stem = ch.lecture.stem
+        if ch.key == "00" or not (root / "notebooks" / f"{stem}.ipynb").exists():
             continue
-        key = f"{int(cols[0]):02d}"
-        if key in stems:
-            chapters.append(Chapter(key, stems[key], *cols[1:]))
+        exercises = ch.exercises.minutes if ch.exercises else 0
+        deeper = [
+            DeepDive(d.stem, d.text("title", lang), d.text("question", lang), f"{d.minutes} {unit}")
+            for d in ch.deeper
+            if (root / "notebooks" / "deeper" / f"{d.stem}.ipynb").exists()
+        ]
+        chapters.append(
+            Chapter(
+                ch.key,
+                stem,
+                ch.text("title", lang),
+                ch.text("question", lang),
+                f"{ch.lecture.minutes} + {exercises} {unit}",
+                ch.text("before", lang),
+                deeper,
+            )
+        )
     if not chapters:
-        raise ValueError(f"The map in notebooks/{START}.ipynb lists no chapter with a notebook.")
+        raise ValueError(f"course.toml lists no chapter with a notebook in {root}/notebooks.")
     return chapters
 
 
@@ -175,7 +201,8 @@ def _stage_notebook(
         title, _newline, rest = first.source.partition("\n")  # only the heading's words
         first.source = title.replace(old, new, 1) + _newline + rest
     if switch is not None:
-        page = f"{source.parent.name}/{source.stem}.html"
+        folder = "notebooks/deeper" if source.parent.name == DEEPER else source.parent.name
+        page = f"{folder}/{source.stem}.html"
         notebook.cells.insert(1, _switch_cell(page, switch))
     for cell in notebook.cells:  # the test suite's markers mean nothing to a reader
         if cell.cell_type == "code":
@@ -279,6 +306,11 @@ def index_page(
             f"| {int(ch.key)} | [{ch.title}](notebooks/{ch.stem}.ipynb) | {ch.question} | "
             f"{ch.time} | {ch.before} | {' · '.join(extra)} |"
         )
+        for deep in ch.deeper:  # an optional branch beside the chapter's core
+            link = f"[{deep.title}](notebooks/{DEEPER}/{deep.stem}.ipynb)"
+            label = tr("↳ deep dive (optional): {link}", link=link)
+            before = tr("chapter {number} core", number=int(ch.key))
+            rows.append(f"| | {label} | {deep.question} | {deep.time} | {before} | |")
     return "\n".join(
         [
             f"# {_(TITLE)}",
@@ -302,7 +334,13 @@ def index_page(
             *rows,
             "",
             _(
-                "Times include the exercises. Each chapter's dashboard moves here too: its main "
+                "Times: the core lecture + its exercises, from the course's plan (a reading-pace "
+                "model calibrated on two timed cold reads). Rows marked ↳ are deep dives: optional "
+                "branches beside their chapter, for the curious reader and the teacher."
+            ),
+            "",
+            _(
+                "Each chapter's dashboard moves here too: its main "
                 "controls show pictures drawn when the site was built, by the course's own code; "
                 "the page says which controls need JupyterLab (`make lab`) or `make demo`."
             ),
@@ -414,7 +452,7 @@ def _toc(chapters: list[Chapter], root: Path, quizzes: bool = False) -> str:
             f"      - file: {folder}/{ch.stem}"
             for folder in ("exercises", "solutions")
             if (root / folder / f"{ch.stem}.ipynb").exists()
-        ]
+        ] + [f"      - file: notebooks/{DEEPER}/{deep.stem}" for deep in ch.deeper]
         if sections:
             lines += ["    sections:", *sections]
     if quizzes:
@@ -455,6 +493,9 @@ def stage(
             path = root / folder / f"{ch.stem}.ipynb"
             if path.exists():
                 _stage_notebook(path, source / folder / path.name, ch, root, live, switch)
+        for deep in ch.deeper:
+            path = root / "notebooks" / DEEPER / f"{deep.stem}.ipynb"
+            _stage_notebook(path, source / "notebooks" / DEEPER / path.name, ch, root, live, switch)
     quizzes = quizzes_page(chapters, root)
     if quizzes is not None:
         (source / f"{QUIZZES}.md").write_text(quizzes, encoding="utf-8")

@@ -19,6 +19,12 @@ The English notebooks are the source. Two kinds of catalog hold the Chinese:
   ``sync`` extracts them with Babel and updates the catalogs as gettext does: a sentence edited in
   English keeps its old translation marked fuzzy, which the tests count as stale.
 
+A chapter's deep dives, ``notebooks/deeper/NN_slug.ipynb``, have their catalogs in
+``translations/zh/notebooks/deeper/NN_slug.md`` and their Chinese twins in ``zh/notebooks/deeper/``;
+``--only NN`` covers them with their chapter. Markdown cells tagged ``posenc-plan`` (a notebook's
+time line, the start page's map) are in no catalog: ``build`` renders them in Chinese from
+``course.toml`` (``tools/course_plan.py``), so a changed time makes no translation stale.
+
 A Chinese notebook is its English notebook with every markdown cell replaced by its translation,
 one code cell added before the first, ``posenc_lib.set_language("zh")``, and every other code cell
 identical. Links out of the notebook folders (``../README.md``) are re-pointed one folder up.
@@ -49,6 +55,10 @@ OUT = ROOT / LANG
 KEYWORDS = {"_": None, "N_": None, "tr": None}  # the marking functions of posenc_lib.i18n
 TOOLS = ("site.py", "demo.py")  # the repository's tools whose pages speak both languages
 LANGUAGE_CELL_ID = "zh-language"
+# Markdown cells tagged so are rendered from course.toml in each language (a chapter's times, the
+# start page's map): tools.authoring writes the English, build the Chinese; no catalog holds them,
+# so a time that changes makes no translation stale.
+PLAN_TAG = "posenc-plan"
 # Cells nbval skips in the Chinese notebooks only: the identical code runs in the English notebook in
 # the same test run, prints no checked output, and no later cell uses what it computes. Each costs a
 # minute of the suite's 15 (cell id -> why).
@@ -120,11 +130,18 @@ def write_catalog(path: Path, entries: list[Entry], sources: list[str]) -> None:
 ONLY: list[str] = []  # chapter numbers ("03") that sync and build restrict themselves to
 
 
+DEEPER = "deeper"  # notebooks/deeper/NN_slug.ipynb: chapter NN's deep dives
+
+
 def groups() -> list[tuple[Path, list[Path]]]:
-    """(catalog, [English notebooks it translates]) for every English notebook (or ONLY's)."""
+    """(catalog, [English notebooks it translates]) for every English notebook (or ONLY's): a
+    lecture's catalog is translations/zh/notebooks/NN_name.md, a deep dive's
+    translations/zh/notebooks/deeper/NN_slug.md (``--only NN`` covers the chapter's deep dives)."""
     found = []
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         found.append((CATALOGS / "notebooks" / f"{nb.stem}.md", [nb]))
+    for nb in sorted((ROOT / "notebooks" / DEEPER).glob("*.ipynb")):
+        found.append((CATALOGS / "notebooks" / DEEPER / f"{nb.stem}.md", [nb]))
     for nb in sorted((ROOT / "solutions").glob("*.ipynb")):
         pair = [nb, ROOT / "exercises" / nb.name]
         found.append((CATALOGS / "exercises" / f"{nb.stem}.md", [p for p in pair if p.exists()]))
@@ -136,8 +153,8 @@ def markdown_cells(notebooks: list[Path]) -> dict[str, str]:
     cells: dict[str, str] = {}
     for path in notebooks:
         for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type != "markdown":
-                continue
+            if cell.cell_type != "markdown" or PLAN_TAG in cell.metadata.get("tags", []):
+                continue  # a cell rendered from course.toml is written in Chinese, not translated
             if cells.get(cell.id, cell.source) != cell.source:
                 raise ValueError(f"{path.name}: cell {cell.id} differs from the same id elsewhere.")
             cells[cell.id] = cell.source
@@ -200,7 +217,8 @@ LINK = re.compile(r"(\]\(|<img src=\"|href=\")(?P<target>[^)\"#\s]+)")
 
 
 def _repoint(text: str, folder: str) -> str:
-    """Links to files outside the three notebook folders point one folder further up."""
+    """Links to files outside the three notebook folders point one folder further up
+    (``folder``: the English notebook's folder from the root, "notebooks" or "notebooks/deeper")."""
 
     def fix(match: re.Match) -> str:
         target = match["target"]
@@ -224,11 +242,15 @@ def translate_notebook(english: Path, entries: dict[str, Entry], previous: Path 
     old = {}
     if previous is not None and previous.exists():
         old = {c.id: c for c in nbformat.read(previous, as_version=4).cells}
-    folder = english.parent.name
+    folder = english.parent.relative_to(ROOT).as_posix()
     cells = []
     for cell in nb.cells:
         cell = copy.deepcopy(cell)
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and PLAN_TAG in cell.metadata.get("tags", []):
+            from tools import course_plan  # the times and the map, from course.toml, in Chinese
+
+            cell.source = course_plan.render_cell(english, cell.id, LANG)
+        elif cell.cell_type == "markdown":
             entry = entries.get(cell.id)
             if entry is not None and entry.translated:
                 cell.source = _repoint(entry.text, folder)
@@ -263,7 +285,7 @@ def targets() -> list[tuple[Path, Path, dict[str, Entry]]]:
     for catalog, notebooks in groups():
         entries = read_catalog(catalog)
         for nb in notebooks:
-            found.append((nb, OUT / nb.parent.name / nb.name, entries))
+            found.append((nb, OUT / nb.relative_to(ROOT), entries))
     return found
 
 
@@ -276,7 +298,7 @@ def build() -> list[Path]:
         if not chinese.exists() or chinese.read_text(encoding="utf-8") != text:
             chinese.write_text(text, encoding="utf-8")
             written.append(chinese)
-    for chinese in sorted(OUT.glob("*/*.ipynb")):
+    for chinese in sorted([*OUT.glob("*/*.ipynb"), *OUT.glob(f"notebooks/{DEEPER}/*.ipynb")]):
         if not ONLY and chinese not in {c for _, c, _ in targets()}:
             chinese.unlink()
             written.append(chinese)
@@ -304,7 +326,7 @@ def _home(where: str) -> str:
         return "tools"
     if re.fullmatch(r"posenc_lib/[^/]+\.py(:\d+)?", where):
         return "core"  # the math core's messages (its input checks, bound)
-    match = re.search(r"(?:/ch|^notebooks/|^solutions/)(\d\d)", where)
+    match = re.search(r"(?:/ch|^notebooks/(?:deeper/)?|^solutions/)(\d\d)", where)
     return f"ch{match[1]}" if match else "common"
 
 
@@ -337,7 +359,7 @@ def _code_sources():
     for path in paths:
         if path.name != "i18n.py":
             yield str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")
-    for folder in ("notebooks", "solutions"):
+    for folder in ("notebooks", f"notebooks/{DEEPER}", "solutions"):
         for nb_path in sorted((ROOT / folder).glob("*.ipynb")):
             for cell in nbformat.read(nb_path, as_version=4).cells:
                 if cell.cell_type == "code" and "tr(" in cell.source:

@@ -11,14 +11,15 @@ import json
 import re
 
 import pytest
-from zh_text import printed_cells
+from zh_text import english_twin, printed_cells
 
 from posenc_lib.checks.quiz import chapter_concepts, quiz
 from posenc_lib.i18n import in_language
 from tools import translate
 
 LECTURES = sorted((translate.OUT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-EXECUTED = LECTURES + sorted((translate.OUT / "solutions").glob("*.ipynb"))
+DEEP_DIVES = sorted((translate.OUT / "notebooks" / "deeper").glob("*.ipynb"))
+EXECUTED = LECTURES + DEEP_DIVES + sorted((translate.OUT / "solutions").glob("*.ipynb"))
 # a printed number; not the "2" of "2-D" / "1-D" (a name, 二维 / 一维 in Chinese)
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:,?\d)*(?:\.\d+)?(?:e[-+]?\d+)?%?(?!-?D\b)")
 
@@ -40,7 +41,7 @@ def test_each_chinese_lecture_shows_the_chinese_quiz_of_its_questions(lecture):
 
 @pytest.mark.parametrize("chinese", EXECUTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_chinese_outputs_were_made_in_chinese_with_the_same_numbers(chinese):
-    english = translate.ROOT / chinese.parent.name / chinese.name
+    english = english_twin(chinese, translate.OUT)
     zh, en = ({k: text for k, (_, text) in printed_cells(p).items()} for p in (chinese, english))
     assert zh.get(translate.LANGUAGE_CELL_ID) == "", "the language cell prints nothing"
     missing = [i for i, text in en.items() if text and not zh.get(i)]

@@ -17,11 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from zh_text import numbers, printed_cells
+from zh_text import chinese_notebooks, english_twin, numbers, printed_cells
 
 from tools import translate
 
-CHINESE = sorted(translate.OUT.glob("*/*.ipynb"))
+CHINESE = chinese_notebooks(translate.OUT)  # deep dives included
 
 # (English notebook, cell id): cells whose numbers legitimately differ between two executions.
 TIMED = {
@@ -33,14 +33,14 @@ TIMED = {
 
 
 def _english(chinese: Path) -> Path:
-    return translate.ROOT / chinese.parent.name / chinese.name
+    return english_twin(chinese, translate.OUT)
 
 
 @pytest.mark.parametrize("chinese", CHINESE, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_unchecked_cells_print_the_english_numbers(chinese):
     english = _english(chinese)
     en, zh = printed_cells(english), printed_cells(chinese)
-    name = f"{chinese.parent.name}/{chinese.name}"
+    name = _english(chinese).relative_to(translate.ROOT).as_posix()
     differ = [
         cell_id
         for cell_id, (checked, text) in en.items()

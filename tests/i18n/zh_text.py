@@ -15,6 +15,17 @@ CJK = re.compile(r"[\u4e00-\u9fff]")  # a Chinese character (CJK Unified Ideogra
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
+def chinese_notebooks(root: Path) -> list[Path]:
+    """Every Chinese notebook under ``root`` (zh/): notebooks, exercises, solutions, and the deep
+    dives in zh/notebooks/deeper/."""
+    return sorted([*root.glob("*/*.ipynb"), *root.glob("notebooks/deeper/*.ipynb")])
+
+
+def english_twin(chinese: Path, zh_root: Path) -> Path:
+    """The English notebook a Chinese one is generated from: zh/X -> X."""
+    return zh_root.parent / chinese.relative_to(zh_root)
+
+
 def numbers(text: str) -> Counter:
     """The numbers in ``text``, as a multiset: the same in both languages, whatever their order."""
     return Counter(NUMBER.findall(text))

@@ -21,7 +21,12 @@ from tools.authoring import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = {"notebooks": "lecture", "solutions": "solutions", "exercises": "exercises"}
+KINDS = {
+    "notebooks": "lecture",
+    "notebooks/deeper": "deeper",  # a chapter's deep dives, beside its core lecture
+    "solutions": "solutions",
+    "exercises": "exercises",
+}
 ALL = [p for folder in KINDS for p in sorted((ROOT / folder).glob("*.ipynb"))]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -52,7 +57,7 @@ def test_every_solutions_notebook_has_an_exercises_notebook_and_back():
 @pytest.mark.parametrize("path", ALL, ids=_name)
 def test_metadata_names_the_chapter_and_kind(path):
     meta = _read(path).metadata.get("posenc", {})
-    assert meta.get("kind") == KINDS[path.parent.name]
+    assert meta.get("kind") == KINDS[path.parent.relative_to(ROOT).as_posix()]
     assert meta.get("chapter") == path.name[:2]
 
 
@@ -95,7 +100,9 @@ def test_exercises_hold_stubs_not_solutions(path):
     assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
 
 
-@pytest.mark.parametrize("path", [p for p in ALL if p.parent.name == "notebooks"], ids=_name)
+@pytest.mark.parametrize(
+    "path", [p for p in ALL if p.parent.name in ("notebooks", "deeper")], ids=_name
+)
 def test_every_figure_has_a_still_image_for_readers_without_a_kernel(path):
     from nbconvert import HTMLExporter
 

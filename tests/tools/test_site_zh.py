@@ -19,17 +19,20 @@ pytestmark = pytest.mark.skipif(
     reason="jupyter-book 1.x is not installed: run `make setup` (it is in the test extra)",
 )
 KEY, STEM = "05", "05_alibi"
+DEEP_KEY, DEEP = "02", "deeper/02_what_training_learns"  # a chapter with a deep dive
 
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
     folder = tmp_path_factory.mktemp("site_zh")
     with contextlib.redirect_stderr(io.StringIO()):
-        english = build_site(folder / "site", folder / "src", keys=[KEY], live=False, switch=True)
+        english = build_site(
+            folder / "site", folder / "src", keys=[KEY, DEEP_KEY], live=False, switch=True
+        )
         chinese = build_site(
             folder / "site" / ZH,
             folder / "src-zh",
-            keys=[KEY],
+            keys=[KEY, DEEP_KEY],
             live=False,
             language=ZH,
             switch=True,
@@ -65,3 +68,16 @@ def test_the_chinese_pages_are_chinese(both):
     lecture = _read(chinese.folder / "notebooks" / f"{STEM}.html")
     assert "第 5 章" in lecture
     assert "[练习]" not in lecture and "练习" in lecture  # the link cell, rendered as a link
+
+
+def test_a_deep_dive_is_a_page_in_both_editions_linked_both_ways(both):
+    english, chinese, _ = both
+    en_page = english.folder / "notebooks" / f"{DEEP}.html"
+    zh_page = chinese.folder / "notebooks" / f"{DEEP}.html"
+    assert f'href="../../zh/notebooks/{DEEP}.html"' in _read(en_page)
+    assert f'href="../../../notebooks/{DEEP}.html"' in _read(zh_page)
+    assert "深入阅读" in _read(zh_page) and "It assumes" in _read(en_page)
+    # listed in each index under its chapter, as an optional branch
+    assert f'href="notebooks/{DEEP}.html"' in _read(english.folder / "index.html")
+    assert f'href="notebooks/{DEEP}.html"' in _read(chinese.folder / "index.html")
+    assert "深入阅读（可选）" in _read(chinese.folder / "index.html")
