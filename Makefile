@@ -116,11 +116,12 @@ HUB_PORT ?= 8000
 HUB_USERS ?= alice bob carol
 HUB_MODE ?= trial
 HUB_LANG ?= en
+HUB_PREFIX ?= posenc-
 hub: setup $(HUB_PROXY)
 	@$(BIN)/python -m tools.hub serve --port $(HUB_PORT) --users "$(HUB_USERS)" \
-		--mode $(HUB_MODE) --lang $(HUB_LANG)
+		--mode $(HUB_MODE) --lang $(HUB_LANG) --prefix $(HUB_PREFIX)
 hub-remove-learners: setup
-	@$(BIN)/python -m tools.hub remove-learners
+	@$(BIN)/python -m tools.hub remove-learners --prefix $(HUB_PREFIX)
 
 # Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
 # needs (a notebook's cells run in one kernel, top to bottom).

@@ -53,7 +53,7 @@ CATALOGS = ROOT / "translations" / LANG
 LOCALE = ROOT / "posenc_lib" / "locale" / LANG
 OUT = ROOT / LANG
 KEYWORDS = {"_": None, "N_": None, "tr": None}  # the marking functions of posenc_lib.i18n
-TOOLS = ("site.py", "demo.py")  # the repository's tools whose pages speak both languages
+TOOLS = ("site.py", "demo.py", "hub.py")  # the repository's tools whose pages speak both languages
 LANGUAGE_CELL_ID = "zh-language"
 # Markdown cells tagged so are rendered from course.toml in each language (a chapter's times, the
 # start page's map): tools.authoring writes the English, build the Chinese; no catalog holds them,
