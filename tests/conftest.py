@@ -53,6 +53,34 @@ def _close_pyplot_figures():
         sys.modules["matplotlib.pyplot"].close("all")
 
 
+@pytest.fixture(scope="session")
+def whole_site(tmp_path_factory, worker_id):
+    """The English website, every page and every dashboard frame, built once per test session
+    (about a minute and a half on 2 cores) for every test file that reads it, on whichever xdist
+    worker asks first: it builds under a file lock in the session's shared temporary folder and the
+    others wait, then read what it left there. Returns (SiteBuild, the staged source folder,
+    what the build wrote to stderr)."""
+    import contextlib
+    import fcntl
+    import io
+    import pickle
+
+    from tools.site import build_site
+
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the folder all workers' temporary folders share
+    stored = shared / "whole-site.pickle"
+    with open(shared / "whole-site.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not stored.exists():
+            folder = shared / "whole-site"
+            with contextlib.redirect_stderr(io.StringIO()) as errors:  # no progress bar either
+                built = build_site(folder / "site", folder / "src")
+            stored.write_bytes(pickle.dumps((built, folder / "src", errors.getvalue())))
+        return pickle.loads(stored.read_bytes())
+
+
 @pytest.fixture
 def make_lab():
     """``make_lab("lab")`` or ``make_lab("lab-zh")``: that make target serving JupyterLab on a free

@@ -562,7 +562,6 @@ def build_site(
     root: Path | None = None,
     progress: bool | None = None,
     live: bool = True,
-    thin_frames: bool = False,
     language: str = "en",
     switch: bool = False,
 ) -> SiteBuild:
@@ -577,7 +576,7 @@ def build_site(
     try:
         with in_language(language):
             return _build_site(
-                out, source, keys, root, progress, live, thin_frames, language if switch else None
+                out, source, keys, root, progress, live, language if switch else None
             )
     finally:
         if before is None:
@@ -593,7 +592,6 @@ def _build_site(
     root: Path,
     progress: bool | None,
     live: bool,
-    thin_frames: bool,
     switch: str | None,
 ) -> SiteBuild:
     """Stage the sources, build them with jupyter-book into ``out``; raise if the build fails.
@@ -601,18 +599,16 @@ def _build_site(
     ``root``: the course folder to read (the tests build a copy); ``progress``: see
     ``_jupyter_book``; ``live``: draw the dashboards' frames (on two processes, while
     jupyter-book runs) and make each lecture's dashboard live; False: still pictures.
-    ``thin_frames``: two values of each live control only (the browser tests: same pages, fewer
-    frames).
     """
     started = time.perf_counter()
     plans = {}
     if live:
         wanted = None if keys is None else ["start", *keys]
-        plans = {p.key: p for p in site_frames.plans_for(wanted, thin_frames)}
+        plans = {p.key: p for p in site_frames.plans_for(wanted)}
     frames_dir = source.with_name(source.name + "-frames")
     job = None
     if plans:
-        job = site_frames.FrameJob(list(plans.values()), frames_dir, thin=thin_frames)
+        job = site_frames.FrameJob(list(plans.values()), frames_dir)
     try:
         stage(source, root, keys, plans, switch)
         code, log = _jupyter_book(source, progress)

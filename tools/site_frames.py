@@ -134,7 +134,7 @@ def _label(label: str, value) -> str:
     return label
 
 
-def _selected(choices, current, selector, name: str, key: str, thin: bool) -> tuple[list, int]:
+def _selected(choices, current, selector, name: str, key: str) -> tuple[list, int]:
     values = [v for _, v in choices]
     default = values.index(current)
     if isinstance(selector, int):
@@ -147,9 +147,6 @@ def _selected(choices, current, selector, name: str, key: str, thin: bool) -> tu
                 f"its values run {values[0]} .. {values[-1]}."
             )
         keep = sorted({values.index(v) for v in selector} | {default})
-    if thin:  # the default and the next value (the one before, for the last)
-        at = keep.index(default)
-        keep = sorted({default, keep[at - 1 if at == len(keep) - 1 else at + 1]})
     chosen = [(_label(choices[i][0], choices[i][1]), choices[i][1]) for i in keep]
     return chosen, keep.index(default)
 
@@ -166,12 +163,8 @@ def _matplotlib_off_screen() -> None:
     matplotlib.use("agg")
 
 
-def plan(key: str, thin: bool = False) -> FramePlan:
-    """The frames the site shows for the dashboard of chapter ``key`` ("start", "01" ...).
-
-    ``thin``: two values of each live control, the default and the next (the browser tests use it:
-    the same page and script, a few frames).
-    """
+def plan(key: str) -> FramePlan:
+    """The frames the site shows for the dashboard of chapter ``key`` ("start", "01" ...)."""
     _matplotlib_off_screen()
     from posenc_lib.i18n import get_language
     from posenc_lib.viz.dashboard import _shown, choices
@@ -191,7 +184,7 @@ def plan(key: str, thin: bool = False) -> FramePlan:
         selector = PLANS[key].get(control_name)
         if selector is not None:
             chosen, initial = _selected(
-                choices(control), control.value, selector, control_name, key, thin
+                choices(control), control.value, selector, control_name, key
             )
             if len(chosen) > 1:
                 live.append(LiveControl(control_name, label, _kind(control), chosen, initial))
@@ -224,7 +217,7 @@ def _frame_bytes(figure, drawn: bool) -> bytes:
     return out.getvalue()
 
 
-def render(key: str, out: Path, thin: bool = False) -> Rendered:
+def render(key: str, out: Path) -> Rendered:
     """Draw every frame of chapter ``key``'s plan into ``out/<key>/``: WebP files and frames.js.
 
     Walks the grid in row-major order, moving only the controls whose value changes with
@@ -237,7 +230,7 @@ def render(key: str, out: Path, thin: bool = False) -> Rendered:
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover - the course always has torch
         pass
-    the_plan = plan(key, thin)
+    the_plan = plan(key)
     from posenc_lib.viz.registry import DASHBOARDS
 
     dash = DASHBOARDS[the_plan.name]()
@@ -323,7 +316,7 @@ class FrameJob:
     The largest plans start first, so the two processes finish together.
     """
 
-    def __init__(self, plans: list[FramePlan], out: Path, workers: int = 2, thin: bool = False):
+    def __init__(self, plans: list[FramePlan], out: Path, workers: int = 2):
         self.out = out
         if out.exists():
             shutil.rmtree(out)
@@ -335,7 +328,7 @@ class FrameJob:
             mp_context=get_context("spawn"),
             initializer=_worker_setup,
         )
-        self.futures: list[Future] = [self.pool.submit(render, p.key, out, thin) for p in ordered]
+        self.futures: list[Future] = [self.pool.submit(render, p.key, out) for p in ordered]
 
     def wait(self) -> list[Rendered]:
         try:
@@ -349,10 +342,10 @@ class FrameJob:
         self.pool.shutdown(cancel_futures=True)
 
 
-def plans_for(keys: list[str] | None, thin: bool = False) -> list[FramePlan]:
+def plans_for(keys: list[str] | None) -> list[FramePlan]:
     """The plans of the given chapter keys that have a dashboard (None: every dashboard)."""
     chosen = [k for k in PLANS if keys is None or k in keys]
-    return [plan(k, thin) for k in chosen]
+    return [plan(k) for k in chosen]
 
 
 CONTROL_STYLE = "display: inline-block; margin: 0 1.5em 0.3em 0; white-space: nowrap"

@@ -2,8 +2,8 @@
 the site carries, every picture decoded, the Chinese key terms drawn with a CJK font, and every
 chapter's dashboard live with no kernel (frames drawn at build time, ``tools/site_frames.py``).
 
-The whole site is built once, with two values of each live control, and served from a local HTTP
-server; the browser fixture aborts every request that leaves 127.0.0.1, and a test fails if a page
+The whole site is built once per test session (the build tests/tools/test_site.py checks) and
+served from a local HTTP server; the browser fixture aborts every request that leaves 127.0.0.1, and a test fails if a page
 asked for one. Each chapter's page is opened served and from ``file://``, and each live control is
 moved as a reader would: an arrow key on a focused slider, another option of a dropdown, a click
 on a checkbox.
@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from tools.site import build_site, chapter_key, course_map
+from tools.site import chapter_key, course_map
 from tools.site_frames import PLANS
 
 from .browser_setup import require_browser
@@ -30,16 +30,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 # The whole site: about a minute on a loaded 2-core machine.
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(whole_site):
     require_browser()
-    folder = tmp_path_factory.mktemp("site")
-    # Two values of each live control (thin frames): the same pages and script, a few frames;
-    # tests/tools/test_site.py builds every frame and checks the budgets.
-    built = build_site(folder / "site", folder / "src", progress=False, thin_frames=True)
+    built, _, _ = whole_site  # the one build tests/tools/test_site.py checks too (conftest.py)
     handler = functools.partial(_QuietHandler, directory=str(built.folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

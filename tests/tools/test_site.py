@@ -2,8 +2,6 @@
 link resolving, every page showing its figures, every dashboard live from frames drawn at build time
 (within its budget), math served locally."""
 
-import contextlib
-import io
 import re
 import shutil
 from pathlib import Path
@@ -19,24 +17,26 @@ from tools.site_frames import PLANS
 
 HIDDEN = '<details class="admonition hide above-input">'  # myst-nb's collapsed source, closed
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("jupyter-book", path=str(Path(ROOT, ".venv", "bin"))) is None
-    and shutil.which("jupyter-book") is None,
-    reason="jupyter-book 1.x is not installed: run `make setup` (it is in the test extra)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("jupyter-book", path=str(Path(ROOT, ".venv", "bin"))) is None
+        and shutil.which("jupyter-book") is None,
+        reason="jupyter-book 1.x is not installed: run `make setup` (it is in the test extra)",
+    ),
+    # The first test builds the whole site (about 90 s on 2 quiet cores, more on a busy machine).
+    pytest.mark.timeout(600),
+]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("site")
-    with contextlib.redirect_stderr(io.StringIO()) as errors:  # not a terminal: no progress bar
-        built = build_site(folder / "site", folder / "src")
+def site(whole_site):
+    built, source, errors = whole_site  # built once for this file and the browser's (conftest.py)
     size = sum(p.stat().st_size for p in built.folder.rglob("*") if p.is_file())
     print(f"\nsite: {len(built.pages)} pages, {size / 1e6:.1f} MB, built in {built.seconds:.1f} s")
     for r in built.frames:
         print(f"  {r.key:>5}: {r.frames} frames, {r.bytes / 1e6:.2f} MB, {r.seconds:.0f} s")
-    assert errors.getvalue() == ""
-    return built, folder / "src"
+    assert errors == ""
+    return built, source
 
 
 def _page(built, relative: str) -> str:
