@@ -982,7 +982,8 @@ def test_every_dashboard_is_legible_at_its_default_state(name, language):
 
 
 def test_every_figure_a_lecture_draws_is_audited():
-    """A lecture's figure cell calls one viz function: each such function has a case above."""
+    """A lecture's or deep dive's figure cell calls one viz function: each such function has a
+    case above."""
     import ast
     import inspect
     import json
@@ -995,7 +996,7 @@ def test_every_figure_a_lecture_draws_is_audited():
             if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_"):
                 public.add(node.name)
     called = set()
-    for notebook in sorted((root / "notebooks").glob("*.ipynb")):
+    for notebook in sorted((root / "notebooks").glob("**/*.ipynb")):
         for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
             if cell["cell_type"] == "code":
                 source = "".join(cell["source"])
