@@ -148,3 +148,23 @@ def test_the_grader_is_installed_as_a_command():
     assert script.exists(), "run `make setup` again: pyproject.toml declares posenc-grade"
     done = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--seed" in done.stdout
+
+
+def test_make_test_latest_lists_only_what_differs_from_the_lock(tmp_path):
+    lock = tmp_path / "lock.txt"
+    lock.write_text(
+        "jinja2==3.1.6 \\\n    --hash=sha256:00\nsoupsieve==2.10 \\\n    --hash=sha256:00\n"
+    )
+    torch = next(r for r in lockfile.named_requirements() if r.startswith("torch"))
+    installed = {
+        "Jinja2": "3.1.6",  # pip's spelling of a pinned name: the same package, the same version
+        "soupsieve": "4.1.3",  # a newer release
+        "torch": torch.split("==")[1] + "+cpu",  # pyproject's pin, as the CPU build spells it
+        "pip": "25.0",  # the environment's own installer
+        "posenc-course": "0.1",  # the course itself
+        "newpkg": "1.0",  # pulled in by a newer release
+    }
+    assert lockfile.newer_than_the_lock(installed, lock) == [
+        "newpkg==1.0 (lock: not pinned)",
+        "soupsieve==4.1.3 (lock: 2.10)",
+    ]

@@ -93,7 +93,34 @@ def environment_text() -> str:
     return header + "\n".join(lines) + "\n"
 
 
-def main() -> int:
+# The venv's own tools and the course itself, which no lock pins.
+INSTALLERS = {"pip", "setuptools", "wheel", "posenc-course"}
+
+
+def newer_than_the_lock(installed: dict[str, str], path: Path = LOCK) -> list[str]:
+    """``installed`` ({name: version}, any spelling) against the lock: one line per package whose
+    version differs or that the lock does not pin (the editable course itself left out)."""
+    locked = locked_versions(path)
+    torch = next(r for r in named_requirements() if requirement_name(r) == "torch")
+    locked["torch"] = torch.split("==")[1]  # pinned in pyproject.toml, not in the lock
+    lines = []
+    for name, version in sorted(installed.items(), key=lambda item: normalized(item[0])):
+        pinned = locked.get(normalized(name))
+        version = version.split("+")[0]  # torch's "+cpu": the build, not the release
+        if normalized(name) not in INSTALLERS and pinned != version:
+            lines.append(f"{normalized(name)}=={version} (lock: {pinned or 'not pinned'})")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["newer"]:  # make test-latest: what this environment has that the lock does not
+        from importlib.metadata import distributions
+
+        installed = {d.metadata["Name"]: d.version for d in distributions()}
+        for line in newer_than_the_lock(installed):
+            print(f"newer than the lock: {line}")
+        return 0
     ENVIRONMENT.write_text(environment_text(), encoding="utf-8")
     print(f"wrote {ENVIRONMENT.relative_to(ROOT)}")
     return 0
