@@ -24,23 +24,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "course"))
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def answer_functions(notebook_path):
-    """The functions a chapter notebook defines (its answer cells), executed in a fresh namespace.
-
-    Runs every code cell except the checks (``.check(``, ``scorecard(``) and IPython magics, so a
-    test gets the solutions notebook's worked answers, or the exercises notebook's untouched stubs.
-    """
-    import nbformat
-
-    namespace = {"__name__": "chapter_answers"}
-    for cell in nbformat.read(notebook_path, as_version=4).cells:
-        if cell.cell_type != "code" or ".check(" in cell.source or "scorecard(" in cell.source:
-            continue
-        source = "\n".join(ln for ln in cell.source.splitlines() if not ln.startswith("%"))
-        exec(compile(source, str(notebook_path), "exec"), namespace)
-    return namespace
-
-
 @pytest.fixture(autouse=True)
 def _close_pyplot_figures():
     """Release the figures a test drew through pyplot (which keeps every one until closed), so a

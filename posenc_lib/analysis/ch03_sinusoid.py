@@ -268,6 +268,30 @@ def similarity_by_decade(d_model, base=10000.0, n_decades: int = 5) -> torch.Ten
     return torch.stack(means)  # (n,)
 
 
+def similarity_by_offset_range(
+    d_model, base=10000.0, n_positions: int = 50_000, n_ranges: int = 48
+):
+    """The mean of <PE_t, PE_{t+k}> / (D/2) over log-spaced ranges of offsets k in [2, T).
+
+    The ranges' edges are ``n_ranges + 1`` log-spaced numbers from 2 to T rounded down to whole
+    offsets (duplicates dropped, so the small ranges below k ~ 10 are uneven). Returns
+    (centres (R,), means (R,)): each range's geometric centre and its mean similarity, the curve of
+    chapter 3's ruler figure (``viz.ch03_sinusoid.similarity_by_range``).
+    """
+    d = _d_model(d_model)
+    n = validate.positive_int("n_positions", n_positions, maximum=MAX_CONFUSION_POSITIONS)
+    n_ranges = validate.positive_int("n_ranges", n_ranges, maximum=1000)
+    if n < 3:
+        raise ValueError(
+            f"n_positions must be at least 3, got {n}: the ranges hold offsets 2 <= k < n_positions."
+        )
+    edges = torch.logspace(math.log10(2), math.log10(n), n_ranges + 1).long().unique()  # (R + 1,)
+    curve = dot_by_offset(torch.arange(n), d, base) / (d / 2)  # (T,): one entry per offset k
+    centres = (edges[:-1] * edges[1:]).double().sqrt()  # (R,)
+    means = torch.stack([curve[a:b].mean() for a, b in zip(edges[:-1], edges[1:], strict=True)])
+    return centres, means
+
+
 # -- the other published layout --------------------------------------------------------------------
 
 

@@ -24,11 +24,16 @@ class OrderPlot:
     the same word, ||Attn(PX)_i - (P Attn(X))_i||; with positions on, X here includes them. All
     bars at zero means attention cannot tell the order.
 
+    title: an optional line above the three panels (the notebook's still figures say what they
+    show; the dashboard, whose settings change, leaves it out).
+
     Text is kept to what a reader needs: each label costs about 1 ms of every redraw.
     """
 
-    def __init__(self, result, fig=None, drift_limit: float = 4.0):
+    def __init__(self, result, fig=None, drift_limit: float = 4.0, title: str | None = None):
         self.fig = fig if fig is not None else new_figure(9.6, 3.0)
+        if title:
+            self.fig.suptitle(title)
         ax_w, ax_o, ax_d = self.fig.subplots(1, 3, width_ratios=[1, 1.5, 1])
         self.axes = (ax_w, ax_o, ax_d)
         self._tokens = None  # the word order the tick labels show

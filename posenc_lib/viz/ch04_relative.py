@@ -85,8 +85,16 @@ def bucket_staircases(offsets: torch.Tensor, buckets: dict[str, torch.Tensor], m
     for edge in (-max_distance, max_distance):
         ax.axvline(edge, color="gray", linestyle="--", linewidth=1)
     ax.set(xlabel=_("offset j - i (key - query); dashed: +-max_distance"), ylabel=_("bucket"))
+    before = offsets <= 0  # keys at or before the query: the last bucket's first distance there
+    starts = [
+        int(-offsets[before & (staircase == staircase[before].max())].max())
+        for staircase in buckets.values()
+    ]
     ax.set_title(
-        _("T5's buckets: one each up close, log-wide far away, one for everything past ~100")
+        tr(
+            "T5's buckets: one each up close, log-wide far away, the last from distance {starts}",
+            starts=" / ".join(str(start) for start in starts),
+        )
     )
     ax.legend(fontsize=points(8), loc="center right")
     return fig

@@ -385,21 +385,25 @@ def pair_wavelengths_and_scores(waves, full, scores, train_len: int, layer: int,
 
 def scaled_perplexity(plain, scaled, lengths, methods):
     """Perplexity against the evaluation length for each RoPE scaling without fine-tuning, one
-    panel per factor s = 2, 4, 8, plain RoPE in grey (dynamic NTK: its one curve in each).
+    panel per factor s = 2, 4, 8 (PI, NTK-aware, YaRN), and a fourth for dynamic NTK, whose one
+    curve (factor 1, s = T/L) belongs to no single s; plain RoPE in grey in each.
 
     plain: {str(length): perplexity}; scaled: rope_type -> factor (str) -> the same; methods:
     our name -> rope_type. Returns the figure.
     """
-    fig = new_figure(8.4, 2.5)
-    axes = fig.subplots(1, 3, sharey=True)
+    fig = new_figure(9.6, 2.6)
+    axes = fig.subplots(1, 4, sharey=True)
     steps = range(len(lengths))
-    for ax, factor in zip(axes, ("2", "4", "8"), strict=True):
+    panels = [(f"s = {factor}", factor, [m for m in methods if m != "dynamic"])
+              for factor in ("2", "4", "8")]  # fmt: skip
+    panels.append((_("dynamic NTK (s = T/L)"), "1", [m for m in methods if m == "dynamic"]))
+    for ax, (title, factor, shown) in zip(axes, panels, strict=True):
         ax.plot(
             steps, [plain[str(t)] for t in lengths], "o-", color="0.5", label=_("plain RoPE"),
             markersize=4,
         )  # fmt: skip
-        for method, rope_type in methods.items():
-            ppl = scaled[rope_type]["1" if method == "dynamic" else factor]
+        for method in shown:
+            ppl = scaled[methods[method]][factor]
             ax.plot(
                 steps,
                 [ppl[str(t)] for t in lengths],
@@ -408,12 +412,14 @@ def scaled_perplexity(plain, scaled, lengths, methods):
                 label=method,
                 markersize=4,
             )
-        ax.set(yscale="log", title=f"s = {factor}", xlabel=_("evaluation length"))
+        ax.set(yscale="log", xlabel=_("evaluation length"))
+        ax.set_title(title, fontsize=points(9))
         ax.set_xticks(list(steps), labels=LENGTH_LABELS)
         ax.set_yticks([3, 10, 30, 70], labels=["3", "10", "30", "70"])
         ax.minorticks_off()
+        if ax is axes[0] or ax is axes[-1]:
+            ax.legend(fontsize=7, loc="upper left")
     axes[0].set_ylabel(_("perplexity"))
-    axes[0].legend(fontsize=7, loc="upper left")
     return fig
 
 
@@ -477,7 +483,8 @@ def seed_bands(results: dict, panels: dict):
     panels: panel title -> list of row names. A row is drawn only at the lengths where it ran.
     Returns the figure.
     """
-    fig = new_figure(3.3 * len(panels) + 0.6, 2.8)
+    alone = len(panels) == 1  # one panel: wider, its legend beside it rather than on the lines
+    fig = new_figure(7.4 if alone else 3.3 * len(panels) + 0.6, 3.4 if alone else 2.8)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     lengths, train_len = results["lengths"], results["L"]
     for ax, (title, rows) in zip(axes, panels.items(), strict=True):
@@ -497,6 +504,11 @@ def seed_bands(results: dict, panels: dict):
         ax.set_xticks([1, 2, 4, 8], labels=["1", "2", "4", "8"])
         ax.minorticks_off()
         _label_log_axis(ax)
-        ax.legend(fontsize=6.5, loc="best")
+        if alone:
+            ax.legend(
+                fontsize=points(8.5), loc="upper left", bbox_to_anchor=(1.02, 1), frameon=False
+            )
+        else:
+            ax.legend(fontsize=6.5, loc="best")
     axes[0].set_ylabel(tr("perplexity\n({n} seeds: mean, min-max band)", n=len(results["seeds"])))
     return fig

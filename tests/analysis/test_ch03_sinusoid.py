@@ -25,6 +25,7 @@ from posenc_lib.analysis.ch03_sinusoid import (
     score_direction_gap,
     shift_error,
     similarity_by_decade,
+    similarity_by_offset_range,
     sinusoid_view,
     smallest_unambiguous_base,
     tensor2tensor_encoding,
@@ -165,6 +166,17 @@ def test_similarity_by_decade_falls_to_zero_near_the_base():
         assert bool((decades[: j + 1].diff() < 0).all())  # falling until the base
 
 
+def test_similarity_by_offset_range_averages_the_closed_form_over_log_spaced_ranges():
+    centres, means = similarity_by_offset_range(64, 100.0, n_positions=5000, n_ranges=20)
+    assert centres.shape == means.shape and bool((centres.diff() > 0).all())
+    assert 2 <= float(centres[0]) and float(centres[-1]) < 5000
+    edges = torch.logspace(math.log10(2), math.log10(5000), 21).long().unique()
+    curve = dot_by_offset(torch.arange(5000), 64, 100.0) / 32
+    a, b = int(edges[-2]), int(edges[-1])
+    assert_close(means[-1], curve[a:b].mean())  # the same numbers, one range by hand
+    assert means[0] > 0.5 and abs(float(means[-1])) < 0.05  # close offsets similar; far ones not
+
+
 def test_tensor2tensor_layout_agrees_with_hugging_face_fsmt():
     """fairseq's table (copied into transformers' FSMT): [sin | cos], exponent i / (D/2 - 1)."""
     from transformers.models.fsmt.modeling_fsmt import SinusoidalPositionalEmbedding
@@ -234,6 +246,7 @@ def test_sinusoid_view_holds_what_the_dashboard_draws():
         (lambda: mixing(torch.ones(1, 4, 2), torch.ones(3, 2)), "shape (T, D)"),
         (lambda: sinusoid_view(10, 8, 100.0, position=10, offset=0), "0..9"),
         (lambda: similarity_by_decade(8, n_decades=9), "at most 7"),
+        (lambda: similarity_by_offset_range(8, n_positions=2), "at least 3"),
     ],
 )
 def test_bad_input_gets_a_sentence(call, message):

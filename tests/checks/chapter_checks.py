@@ -474,3 +474,20 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
             assert old.keys() == new.keys() and all(new[k] is v for k, v in old.items())
 
     return {name: value for name, value in locals().items() if name.startswith("test_")}
+
+
+def answer_functions(notebook_path):
+    """The functions a chapter notebook defines (its answer cells), executed in a fresh namespace.
+
+    Runs every code cell except the checks (``.check(``, ``scorecard(``) and IPython magics, so a
+    test gets the solutions notebook's worked answers, or the exercises notebook's untouched stubs.
+    """
+    import nbformat
+
+    namespace = {"__name__": "chapter_answers"}
+    for cell in nbformat.read(notebook_path, as_version=4).cells:
+        if cell.cell_type != "code" or ".check(" in cell.source or "scorecard(" in cell.source:
+            continue
+        source = "\n".join(ln for ln in cell.source.splitlines() if not ln.startswith("%"))
+        exec(compile(source, str(notebook_path), "exec"), namespace)
+    return namespace

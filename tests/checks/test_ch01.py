@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+import torch.nn.functional as F
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.checks import FAIL
 from posenc_lib.checks.ch01 import QUESTIONS, _gap, _random_order, q1, q2, q3, q4, q5
@@ -83,6 +83,8 @@ WRONG = {
         (lambda x, a, b, c: _attention(x, a, b, c, scale=math.sqrt(2)), "right shape but not"),
         (_causal_attention, "causal mask"),
         (_softmax_over_everything, "whole score matrix"),
+        (lambda x, a, b, c: F.scaled_dot_product_attention(x @ a, x @ b, x @ c), "scaled_dot_product_attention"),
+        (lambda x, a, b, c: torch.nn.functional.scaled_dot_product_attention(x @ a, x @ b, x @ c), "yourself"),
     ],
     "q2": [
         (lambda order: _permutation(order).T, "transpose"),
@@ -118,7 +120,8 @@ WRONG = {
         (lambda x: x * (1 + 0.1 * torch.arange(x.shape[0])[:, None]), "scales x"),
         (lambda x: x + x**2, "differs between two inputs"),
         (lambda x: x + torch.randn_like(x), "differs between two inputs"),
-        (lambda x: x + 1e-9 * torch.arange(x.shape[0])[:, None], "too small"),
+        (lambda x: x + 1e-9 * torch.arange(x.shape[0])[:, None], "at least 1e-4"),
+        (lambda x: x + 1e-5 * (torch.arange(x.shape[0]) % 2)[:, None], "at least 1e-4"),
         (lambda x: x[:, :2] + 1, "shape"),
         (lambda x: x + _positions(x) * float("nan"), "NaN"),
         (lambda x: _positions(x), "differs between two inputs"),  # forgot to add x
@@ -227,3 +230,42 @@ def test_random_orders_move_every_row_and_differ_from_their_inverse(seed):
         inverse = sorted(range(n), key=order.__getitem__)
         assert sorted(order) == list(range(n))
         assert all(o != i and o != v for i, (o, v) in enumerate(zip(order, inverse, strict=True)))
+
+
+def test_fused_attention_is_refused_however_it_is_imported():
+    # A name bound in the learner's module (a from-import) is switched off too, and put back after.
+    from torch.nn.functional import scaled_dot_product_attention
+
+    def attention(x, w_q, w_k, w_v):
+        return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+
+    def caught(x, w_q, w_k, w_v):  # catching the refusal does not help
+        try:
+            return F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+        except RuntimeError:
+            return SOLUTIONS["attention"](x, w_q, w_k, w_v)
+
+    for fn in (attention, caught):
+        verdict = q1.judge(q1.cases(0), q1.run(fn, q1.cases(0)))
+        assert verdict.status == FAIL and "yourself" in verdict.message, verdict.message
+    assert F.scaled_dot_product_attention is scaled_dot_product_attention  # put back
+    assert torch._C._nn.scaled_dot_product_attention is scaled_dot_product_attention
+
+
+def test_the_smallest_signal_q4_accepts_is_the_one_its_feedback_names():
+    # The feedback says "at least 1e-4": a signal of 1e-4 per position passes, 3e-5 does not.
+    def signal(size):
+        return lambda x: x + size * torch.arange(x.shape[0])[:, None]
+
+    assert q4.judge(q4.cases(0), q4.run(signal(1e-4), q4.cases(0))).status != FAIL
+    verdict = q4.judge(q4.cases(0), q4.run(signal(3e-5), q4.cases(0)))
+    assert verdict.status == FAIL and "1e-4" in verdict.message
+
+
+def test_q5_has_a_third_hint(capsys):
+    q5._next_hint = 0
+    for _call in range(3):
+        q5.hint()
+    shown = capsys.readouterr().out
+    assert "3 of 3" in shown and "four groups" in shown
+    q5._next_hint = 0

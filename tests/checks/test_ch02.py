@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib import binary_encoding
 from posenc_lib.checks import FAIL, PASS

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.analysis.ch03_sinusoid import confusion
 from posenc_lib.checks import FAIL, PASS, Case, Concept

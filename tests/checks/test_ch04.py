@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch04 import QUESTIONS, q1, q2, q3, q4, q5
@@ -184,6 +183,8 @@ WRONG = {
         (lambda d, e, q, k, v: _cross(d, e, q, k, v).T, "transposed"),
         (lambda d, e, q, k, v: _cross(d, e, q, k, v) + 0.01, "right shape but not the right values"),
         (lambda d, e, q, k, v: (_cross(d, e, q, k, v), None), "tuple"),
+        (lambda d, e, q, k, v: _cross(d, e, q, k, v, scale=lambda q, x: 1.0, dim=0), "unscaled; and the softmax runs over the decoder tokens"),
+        (lambda d, e, q, k, v: _cross(d, e, k, q, v, scale=lambda q, x: q.shape[-1]), "divided by d_k itself; and w_q and w_k are swapped"),
     ],
 }  # fmt: skip
 
@@ -265,7 +266,10 @@ def test_an_empty_diagonal_gets_a_tip_about_the_offsets(capsys):
     verdict = q1.check(columns_both_ways)
     assert verdict.status == FAIL and "numel() == 0" in verdict.message
     assert "-(T_q - 1) to T_k - 1" in verdict.message, verdict.message
-    assert "assumed a square matrix" in q1.check(assumed_square).message
+    square = q1.check(assumed_square).message
+    # one message per failing case: the wide case's named mistake alone, not the tall case's
+    # empty-diagonal tip as well
+    assert "assumed a square matrix" in square and "empty diagonal" not in square, square
 
 
 def test_an_odd_number_of_buckets_per_direction_is_public_and_hidden(capsys):
@@ -318,3 +322,38 @@ def test_hidden_cross_attention_shapes_tell_every_slip_apart():
                 w_v.shape[1],
             )
             assert n_enc > n_dec > d_v and d > d_k > d_v >= 1, case.describe
+
+
+# Every pair of q5's slips that can occur together is named as two slips, each by its step.
+_Q5_SLIPS = {
+    "unscaled": {"scale": lambda q, x: 1.0},
+    "by d_k itself": {"scale": lambda q, x: q.shape[-1]},
+    "square root of the model width": {"scale": lambda q, x: math.sqrt(x.shape[-1])},
+    "runs over the decoder tokens": {"dim": 0},
+    "a causal mask": {"causal": True},
+    "swapped": {"swap": True},
+}
+_SCALES = ("unscaled", "by d_k itself", "square root of the model width")
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (a, b)
+        for i, a in enumerate(_Q5_SLIPS)
+        for b in list(_Q5_SLIPS)[i + 1 :]
+        if not (a in _SCALES and b in _SCALES)
+        # a causal mask with a softmax down the columns gives NaN, which is named as such
+        and (a, b) != ("runs over the decoder tokens", "a causal mask")
+    ],
+)
+def test_two_cross_attention_slips_are_both_named(first, second, capsys):
+    def answer(d, e, q, k, v):
+        change = {**_Q5_SLIPS[first], **_Q5_SLIPS[second]}
+        if change.pop("swap", False):
+            q, k = k, q
+        return _cross(d, e, q, k, v, **change)
+
+    verdict = q5.check(answer)
+    assert verdict.status == FAIL and "Two slips" in verdict.message, verdict.message
+    assert first in verdict.message and second in verdict.message, verdict.message

@@ -7,12 +7,25 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib import alibi_bias, alibi_slopes
+from posenc_lib.analysis.ch05_alibi import effective_window, far_mass
 from posenc_lib.checks import FAIL, PASS, ch05
-from posenc_lib.checks.ch05 import QUESTIONS, _bias, q1, q2, q3, q4
+from posenc_lib.checks.ch05 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    _bias,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "05_alibi.ipynb")
@@ -70,6 +83,13 @@ def _rounded_power(h):
 def _strictly_below(h):
     low = 2 ** math.ceil(math.log2(h) - 1)  # the largest power of two strictly below H
     return _ladder(low) + _ladder(2 * low)[0::2][: h - low]
+
+
+def _shifted(m, n, far):
+    """Distances numbered 1..n_keys (the query's own key at 1), then d > distance: every key one
+    step off, so the key at exactly `distance` is counted, as with d >= distance."""
+    d = torch.arange(1, n + 1, dtype=torch.float64)
+    return float(torch.softmax(-m * d, 0)[d > far].sum())
 
 
 def _sliced_from_the_end(m, n, far):
@@ -147,6 +167,7 @@ WRONG = {
     ],
     "q4": [
         (lambda m, n, far: _share(m, n, far, lambda d, f: d >= f), "exactly `distance`"),
+        (_shifted, "if your distances start at 1"),  # the same sum, read as a range mistake
         (lambda m, n, far: _beyond(m, n, far, "not normalised"), "divide by the sum"),
         (lambda m, n, far: _beyond(m, n, far, "flipped"), "penalised, not rewarded"),
         (lambda m, n, far: (n - 1 - far) / n, "left out the bias"),
@@ -272,3 +293,67 @@ def test_the_hidden_far_cases_alone_catch_the_wrong_number_of_keys(seed, wrong):
     # seeds; a flat head whose sequence ends just past `distance` now catches them on every seed.
     cases = q4.cases(seed)
     assert q4.judge(cases, q4.run(wrong, cases)).status == FAIL
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "05_alibi.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def _m(head, heads):
+    return float(alibi_slopes(heads)[head - 1])
+
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, 2 ** (-8 * 18 / 20), "paper's formula"),
+    (c1, _m(2, 16), "ladder head 2 itself"),
+    (c1, _m(2, 16) * 2 ** (-4 / 16), "half a step below"),
+    (c1, _m(17, 20), "head 17's slope"),
+    (c1, 2 ** (-8 * 18 / 32), "32-head ladder"),
+    (c1, 2 ** (-8 * 18 / 16), "past its end"),
+    (c1, 0.3, "That is not the number"),
+    (c2, 1 / _m(3, 16), "factor e"),
+    (c2, math.log10(10) / _m(3, 16), "log base 10"),
+    (c2, float(effective_window(alibi_slopes(8))[2]), "8-head model"),
+    (c2, math.log(2) / _m(3, 16), "halved"),
+    (c2, math.log(10) * _m(3, 16), "upside down"),
+    (c2, math.ceil(math.log(10) / _m(3, 16)), "first whole distance"),
+    (c2, 6.4, "precision the question asks for"),
+    (c3, "a", "without ALiBi"),
+    (c3, "c", "sign is flipped"),
+    (c3, "d", "same sum"),
+    (c4, 1 - float(far_mass(_m(13, 16), 100_000, 127)[0]), "within 127 tokens"),
+    (c4, (100_000 - 128) / 100_000, "left out the bias"),
+    (c4, 10 ** (-128 * _m(13, 16)), "not of 10"),
+    (c4, 128 * _m(13, 16), "not a share"),
+    (c4, 0.5, "That is not the number"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {
+        c1: _m(18, 20),
+        c2: math.log(10) / _m(3, 16),
+        c3: "b",
+        c4: float(far_mass(_m(13, 16), 100_000, 127)[0]),
+    }
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+    assert (
+        c2.evaluate(6.5).status == PASS and c4.evaluate(math.exp(-128 * _m(13, 16))).status == PASS
+    )
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

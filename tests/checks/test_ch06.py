@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.checks import PASS, Concept
 from posenc_lib.checks.ch06 import QUESTIONS, q1, q3, q4, q5

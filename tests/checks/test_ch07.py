@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.analysis.ch07_scaling import yarn_ramp
 from posenc_lib.checks import FAIL, PASS

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import standard_tests
-from conftest import answer_functions
+from chapter_checks import answer_functions, standard_tests
 
 from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch08 import QUESTIONS, q1, q2, q3

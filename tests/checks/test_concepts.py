@@ -28,15 +28,28 @@ from posenc_lib.checks.concepts import (
 )
 
 
+def _graded(module):
+    """The concept questions a chapter's exercises grade: ``EXERCISE_CONCEPTS`` where the lecture's
+    quiz (``CONCEPTS``) asks other questions (chapter 5), else ``CONCEPTS``."""
+    return tuple(getattr(module, "EXERCISE_CONCEPTS", getattr(module, "CONCEPTS", ())))
+
+
 def _chapter_concepts():
+    """(chapter, question) for every graded concept question, then ("NN-quiz", question) for a
+    lecture quiz's questions that the exercises do not ask: both kinds are held to the same rules."""
     found = []
     for number in range(1, 9):
         module = importlib.import_module(f"posenc_lib.checks.ch{number:02d}")
-        found += [(f"{number:02d}", q) for q in getattr(module, "CONCEPTS", ())]
+        graded = _graded(module)
+        found += [(f"{number:02d}", q) for q in graded]
+        found += [
+            (f"{number:02d}-quiz", q) for q in getattr(module, "CONCEPTS", ()) if q not in graded
+        ]
     return found
 
 
 ALL = _chapter_concepts()
+CHAPTERS = sorted({c for c, _ in ALL if not c.endswith("-quiz")})  # chapters with graded ones
 IDS = [f"ch{chapter}-{q.name}" for chapter, q in ALL]
 CHOICES = [q for _, q in ALL if isinstance(q, MultipleChoice)]
 NUMERICS = [q for _, q in ALL if isinstance(q, Numeric)]
@@ -70,10 +83,10 @@ def test_chapter_one_has_its_four_and_every_chapter_at_most_five():
         assert 3 <= len(names) <= 5 and names == [f"c{i}" for i in range(1, len(names) + 1)]
 
 
-@pytest.mark.parametrize("chapter", sorted({c for c, _ in ALL}))
+@pytest.mark.parametrize("chapter", CHAPTERS)
 def test_concepts_are_graded_with_the_chapter(chapter):
     module = importlib.import_module(f"posenc_lib.checks.ch{chapter}")
-    concepts = module.CONCEPTS
+    concepts = _graded(module)
     assert module.QUESTIONS[-len(concepts) :] == tuple(concepts)
     for q in concepts:
         assert getattr(module, q.name) is q and q.name in module.__all__
@@ -109,7 +122,9 @@ def test_a_number_within_the_tolerance_passes_and_just_outside_fails(question):
 
 
 def test_a_prompt_that_asks_for_a_precision_is_graded_at_that_precision(capsys):
-    from posenc_lib.checks.ch05 import c3  # "Answer to one decimal": ln(10) / (1/4) = 9.21...
+    from posenc_lib.checks.ch05 import CONCEPTS  # the lecture quiz's c3, "Answer to one decimal"
+
+    c3 = CONCEPTS[2]  # ln(10) / (1/4) = 9.21...
 
     assert c3.decimals == 1
     for right in (9.2, 9.21, 9.2103):
@@ -141,8 +156,10 @@ def test_a_numpy_number_is_a_number(question, capsys):
 def test_numpy_floats_are_read_in_a_notebook_and_by_the_grader_alike(capsys):
     import numpy as np
 
-    from posenc_lib.checks.ch05 import c3
+    from posenc_lib.checks.ch05 import CONCEPTS
     from posenc_lib.grading.sandbox import encode_answer
+
+    c3 = CONCEPTS[2]  # the lecture quiz's window of head 2 of 8, ln(10) / 0.25
 
     answer = np.log(10) / 0.25  # np.float64, what a learner computing with NumPy gets
     assert c3.check(answer).status == PASS
@@ -437,7 +454,7 @@ def test_the_exercises_readme_counts_every_question_and_point(chapter):
     module = importlib.import_module(f"posenc_lib.checks.ch{chapter}")
     (row,) = [line for line in readme.splitlines() if line.startswith(f"| `{chapter}_")]
     assert row.endswith(f"| {sum(q.points for q in module.QUESTIONS)} |"), row
-    concepts = getattr(module, "CONCEPTS", ())
+    concepts = _graded(module)
     assert (f"{len(concepts)} concept questions" in row) == bool(concepts), row
 
 
@@ -482,7 +499,7 @@ def _answer_lines(path):
     return found
 
 
-@pytest.mark.parametrize("chapter", sorted({c for c, _ in ALL}))
+@pytest.mark.parametrize("chapter", CHAPTERS)
 def test_solutions_answer_every_concept_question_right_and_exercises_leave_it_blank(chapter):
     from pathlib import Path
 
@@ -490,8 +507,8 @@ def test_solutions_answer_every_concept_question_right_and_exercises_leave_it_bl
     (solutions,) = root.glob(f"solutions/{chapter}_*.ipynb")
     module = importlib.import_module(f"posenc_lib.checks.ch{chapter}")
     answers = _answer_lines(solutions)
-    assert sorted(answers) == sorted(q.name for q in module.CONCEPTS)
-    for q in module.CONCEPTS:
+    assert sorted(answers) == sorted(q.name for q in _graded(module))
+    for q in _graded(module):
         assert q.evaluate(answers[q.name][0]).status == PASS, answers[q.name][1]
     blanks = _answer_lines(root / "exercises" / solutions.name)
     assert sorted(blanks) == sorted(answers)

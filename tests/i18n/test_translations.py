@@ -106,7 +106,7 @@ def test_cells_skipped_in_chinese_are_unchecked_leaves_of_their_english_notebook
     defines nothing a later cell reads (else the skip would break the notebook)."""
     english = {
         c.id: (i, nb, c)
-        for nb in (translate.ROOT / "notebooks").glob("*.ipynb")
+        for nb in (translate.ROOT / "notebooks").glob("**/*.ipynb")
         for i, c in enumerate(nbformat.read(nb, as_version=4).cells)
     }
     for cell_id in translate.NBVAL_SKIP_IN_ZH:

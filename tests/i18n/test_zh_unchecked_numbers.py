@@ -26,9 +26,15 @@ CHINESE = chinese_notebooks(translate.OUT)  # deep dives included
 # (English notebook, cell id): cells whose numbers legitimately differ between two executions.
 TIMED = {
     # the cost of the log and the direct form of the frequencies, in microseconds and milliseconds
-    ("notebooks/03_sinusoidal.ipynb", "c69e392e"): "timings of the two ways to build the table",
+    (
+        "notebooks/deeper/03_variants_and_minilm.ipynb",
+        "c69e392e",
+    ): "timings of the two ways to build the table",
     # milliseconds per forward pass of five chapter-7 models, and their ratios to NoPE's
-    ("notebooks/07_extrapolation.ipynb", "3bf1c87c"): "forward-pass timings and their ratios",
+    (
+        "notebooks/deeper/07_remedies_and_costs.ipynb",
+        "3bf1c87c",
+    ): "forward-pass timings and their ratios",
 }
 
 

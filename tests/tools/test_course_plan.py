@@ -145,7 +145,7 @@ def test_the_model_adds_its_terms_and_rounds_to_five_minutes():
 
 def test_the_plan_documents_its_calibration():
     text = course_plan.PLAN.read_text(encoding="utf-8")
-    assert "85 minutes" in text and "100 minutes" in text and "Two points" in text
+    assert "85 minutes" in text and "100 minutes" in text and "13 cold readers" in text
 
 
 def test_a_deep_dive_opens_with_what_it_assumes_and_answers_and_its_core_links_to_it():

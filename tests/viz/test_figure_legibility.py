@@ -257,9 +257,12 @@ def ch01_sentence_maps():
 
 def ch01_order_plot():
     from posenc_lib.analysis.ch01_order import reorder_experiment
+    from posenc_lib.i18n import tr
     from posenc_lib.viz.ch01_order import OrderPlot
 
-    return OrderPlot(reorder_experiment("dog bites man".split(), order=[2, 1, 0], pe_scale=1.0)).fig
+    result = reorder_experiment("dog bites man".split(), order=[2, 1, 0], pe_scale=1.0)
+    title = tr('"man bites dog", s = 1: each bar against the same word in "dog bites man"')
+    return OrderPlot(result, title=title).fig  # as section 5 of the lecture draws it
 
 
 def ch01_attention_grid():
@@ -760,6 +763,14 @@ def ch07_seed_bands_fair():
             tr("for comparison"): ["none", "rope", "alibi"],
         },
     )
+
+
+def ch07_seed_bands_core():
+    from posenc_lib.i18n import tr
+    from posenc_lib.viz.ch07_extrapolation import seed_bands
+
+    six = ["none", "sinusoidal", "learned", "t5", "alibi", "rope"]
+    return seed_bands(_results(), {tr("six position methods, three seeds each"): six})
 
 
 def ch07_seed_bands_remedies():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import torch
+import torch.nn.functional
 
 from posenc_lib.analysis.ch01_order import permutation_matrix
 from posenc_lib.attention import self_attention
@@ -13,9 +15,57 @@ from posenc_lib.checks.answers import TENSOR, as_tensor, close
 from posenc_lib.checks.ch01.setting import NOTEBOOK, _random_order
 from posenc_lib.checks.diagnosis import named_mistake
 from posenc_lib.checks.question import Case, Question
+from posenc_lib.checks.run import SHORTCUT, Outcome
 from posenc_lib.i18n import N_, _, tr
 
 # -- q1: attention by hand ----------------------------------------------------------------------------
+
+FUSED = "torch.nn.functional.scaled_dot_product_attention"  # torch's own attention, one call
+
+
+@contextmanager
+def _fused_attention_off(fn):
+    """torch's fused attention switched off while ``fn`` runs; yields the list of its calls.
+
+    It is a built-in (C) function, so the references' mechanism, which swaps a Python function's
+    code, cannot reach it: the names that hold it are rebound instead (torch.nn.functional's, which
+    nn.MultiheadAttention calls too, torch._C._nn's, and any name bound to it in ``fn``'s module or
+    closure).
+    """
+    real = torch.nn.functional.scaled_dot_product_attention
+    used: list[str] = []
+
+    def switched_off(*args, **kwargs):
+        used.append(FUSED)
+        raise RuntimeError(
+            tr(
+                "`{name}` is switched off while your answer is checked: this exercise asks you to write attention yourself.",
+                name=FUSED,
+            )  # fmt: skip
+        )
+
+    owners = [torch.nn.functional.__dict__, vars(torch._C._nn)]
+    owners += [getattr(fn, "__globals__", {})]
+    saved = [(o, k) for o in owners for k, v in list(o.items()) if v is real]
+    cells = [c for c in getattr(fn, "__closure__", None) or () if _holds(c, real)]
+    try:
+        for owner, key in saved:
+            owner[key] = switched_off
+        for cell in cells:
+            cell.cell_contents = switched_off
+        yield used
+    finally:
+        for owner, key in saved:
+            owner[key] = real
+        for cell in cells:
+            cell.cell_contents = real
+
+
+def _holds(cell, value) -> bool:
+    try:
+        return cell.cell_contents is value
+    except ValueError:  # a cell not filled yet
+        return False
 
 
 class Attention(Question):
@@ -36,6 +86,12 @@ class Attention(Question):
             "axis (dim=-1) so each row sums to 1; multiply the weights by V."
         ),
     )
+
+    def run(self, fn, cases):
+        """As ``Question.run``, with torch's fused attention switched off too."""
+        with _fused_attention_off(fn) as used:
+            outcomes = super().run(fn, cases)
+        return [Outcome(SHORTCUT, error=FUSED)] if used else outcomes
 
     def cases(self, seed=0):
         generator = draws.seeded(seed, 1)

@@ -29,6 +29,11 @@ class UnchangedRows(Question):
         N_(
             "Ask, for each row t, whether the swap changes the word at t or the set of words at 0..t."
         ),
+        N_(
+            "Sort the rows into four groups: before both swapped positions, the two swapped positions "
+            "themselves, between them, and after both; answer the question of hint 2 once per group, "
+            "and treat i == j on its own."
+        ),
     )
 
     def cases(self, seed=0):

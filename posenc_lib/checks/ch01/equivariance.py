@@ -168,7 +168,7 @@ class AddPositions(Question):
             )
         if size < 1e-4:
             return tr(
-                "Your position vectors are too small to change attention (largest value {size:.0e}); make them about the size of the embeddings (0.1 to 1).",
+                "Your position vectors are too small for the check to see (largest entry {size:.0e}): it needs entries of at least 1e-4, next to word vectors whose entries are about 1.",
                 size=size,
             )
         ratio = got / x.double()  # (T, D): constant along each row if x was only scaled
@@ -183,7 +183,7 @@ class AddPositions(Question):
         gap = _gap(_shifted_layer(signal, x.shape[1]), x.double(), _random_order(x.shape[0], draws.seeded(0, 5)))  # fmt: skip
         if gap < 1e-4:
             return tr(
-                "Your position vectors are too small to change attention (largest change {gap:.1e}); make them about the size of the embeddings (0.1 to 1).",
+                "Your position vectors barely change attention: reordering the words moves its outputs by {gap:.1e}, and the check needs at least 1e-4.",
                 gap=gap,
             )
         return None

@@ -68,7 +68,8 @@ c1 = MultipleChoice(
             why=N_(
                 "LayerNorm subtracts each row's mean, so the constant row (t, ..., t) vanishes "
                 "entirely; with t in one column instead, every input heads for the same vector "
-                "(word a at positions 100 and 999: cosine 0.99996). Section 2 of this chapter."
+                "(word a at positions 100 and 999: cosine 0.99996, in the LayerNorm deep dive beside "
+                "this chapter). Section 2 of this chapter."
             ),
         ),
         Choice(
@@ -188,7 +189,7 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "No formula gives row 512: a learned table is a lookup with max_len rows, and "
-                "asking for more positions fails (section 5 of this chapter: `real(513)` raises). "
+                "asking for more positions fails (section 5 of this chapter: `emb(129)` raises). "
                 "A row added later would start as untrained noise."
             ),
         ),
@@ -212,8 +213,8 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "Each entry is drawn on its own from N(0, 0.02²), so neighbouring rows are as "
-                "unrelated as random vectors (a mean neighbour cosine of +0.002 in section 5 of "
-                "this chapter). Only training makes neighbours alike, position by position."
+                "unrelated as random vectors (a mean cosine of about 0.00 at offset 1 for the untrained "
+                "table of section 5 of this chapter). Only training makes neighbours alike, position by position."
             ),
         ),
         Choice(
@@ -224,9 +225,9 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "Untrained rows are unrelated (neighbour cosine about 0); a trained table such as "
-                "MiniLM's has neighbours alike (0.851 at offset 1) and turning pairs, but still "
-                "no row 512: a model with it cannot read a 513th token (section 5 of this "
-                "chapter)."
+                "MiniLM's has neighbours alike (0.851 at offset 1, section 5 of this chapter) and "
+                "pairs of directions that turn like a sine and a cosine (deep dive: what training "
+                "learns), but still no row 512: a model with it cannot read a 513th token."
             ),
         ),
     ),

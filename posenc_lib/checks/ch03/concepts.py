@@ -150,12 +150,16 @@ c3 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            N_("A long ruler: ⟨PE_t, PE_t+k⟩ falls with log k up to offsets of about the base."),
+            N_(
+                "Reach: ⟨PE_t, PE_t+k⟩ keeps falling with log k up to offsets of about the base, so "
+                "the raw dot product tells offsets apart that far."
+            ),
             why=(
                 N_(
-                    "Each decade of offsets is less similar than the last up to k ≈ base; from there "
-                    "on the mean is within 0.03 of 0, for every base. The base sets how far the "
-                    "encoding can measure distance (section 3 of this chapter)."
+                    "That is what the chapter measures: each decade of offsets is less similar than "
+                    "the last up to k ≈ base; from there on the mean is within 0.03 of 0, for every "
+                    "base. The paper gives no reason for 10000; that this reach is what the base is "
+                    "for is our reading (section 3 of this chapter)."
                 )
             ),
         ),
@@ -167,9 +171,10 @@ c3 = MultipleChoice(
             ),
             why=(
                 N_(
-                    "Positions stay distinct far below that: at D = 64 a base of 1.55 keeps 4096 "
-                    "positions unambiguous, and with base 1000 tokens 100 and 6383 are 5.4 "
-                    "neighbour steps apart at D = 512 (section 3 of this chapter, its myth box)."
+                    "Positions stay distinct far below that: at D = 64 and 512, none of the bases "
+                    "tried, 10 to 10000, confuses any of 50,000 positions (section 3 of this "
+                    "chapter); with base 1000, tokens 100 and 6383 are 5.4 neighbour steps apart "
+                    "at D = 512 (deep dive 'Base and uniqueness')."
                 )
             ),
         ),
@@ -183,7 +188,7 @@ c3 = MultipleChoice(
                     "The slowest pair is i = D/2 − 1, so the longest wavelength is "
                     "2π · base^((D − 2)/D): 47,117 at D = 64, not 62,832 (section 1 of this "
                     "chapter). Only tensor2tensor's other spacing of the frequencies reaches "
-                    "exactly 2π · base (section 2)."
+                    "exactly 2π · base (deep dive 'Variants and MiniLM's pairs')."
                 )
             ),
         ),
@@ -234,8 +239,8 @@ c4 = MultipleChoice(
             why=(
                 N_(
                     "It depends on the word vectors' scale: the same table is a 5° turn, a 35° turn "
-                    "or 99.9% of the input's variance under the three conventions of section 4 of "
-                    "this chapter."
+                    "or 99.9% of the input's variance under the three conventions that the deep "
+                    "dive 'Adding in practice' measures."
                 )
             ),
         ),

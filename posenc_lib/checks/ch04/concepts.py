@@ -2,7 +2,7 @@
 
 c1, how many vectors Shaw's clipped key table holds;
 c2, from which distance T5's encoder puts every earlier key in its last bucket;
-c3, which of T5 and DeBERTa adds a bias in the strict sense (the myth box of section 6);
+c3, which of T5 and DeBERTa adds a bias in the strict sense (section 6);
 c4, what stays the same when a sentence moves through a text, with T5's bias.
 
 The numeric answers are computed with the library's ``ch04_relative.shaw_index`` and
@@ -140,8 +140,8 @@ c3 = MultipleChoice(
             ),
             why=N_(
                 "True of T5 only. DeBERTa's position terms are dot products of the words' vectors "
-                "with relative embeddings: with other words they change by up to 3.65 (the myth "
-                "box of section 6 of this chapter)."
+                "with relative embeddings: with other words they change by up to 3.65 (measured in "
+                "the deep dive 'T5 and DeBERTa in code', section 4)."
             ),
         ),
         Choice(
@@ -153,7 +153,8 @@ c3 = MultipleChoice(
             why=N_(
                 "T5's b_h[bucket(j − i)] is read from a table of numbers and never sees the words; "
                 "DeBERTa's content-to-position and position-to-content terms do: with other "
-                "words they change by up to 3.65 (section 6 of this chapter and its myth box)."
+                "words they change by up to 3.65 (measured in the deep dive 'T5 and DeBERTa in "
+                "code', section 4)."
             ),
         ),
         Choice(
@@ -182,7 +183,7 @@ c3 = MultipleChoice(
         ),
     ),
     answer="b",
-    section=N_("section 6 of this chapter (DeBERTa, and the myth box after it)"),
+    section=N_("section 6 of this chapter (DeBERTa; the deep dive 'T5 and DeBERTa in code')"),
 )
 
 c4 = MultipleChoice(

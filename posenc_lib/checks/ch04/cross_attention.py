@@ -127,6 +127,26 @@ class CrossAttention(Question):
         named = named_mistake(mistakes, lambda wrong: close(got, wrong))
         if named:
             return named
+        # Two slips at once: name both steps.
+        slips = {
+            "none": (N_("the logits go into the softmax unscaled"), {"scale": "none"}),
+            "d_k": (N_("the logits are divided by d_k itself"), {"scale": "d_k"}),
+            "sqrt D": (N_("the logits are divided by the square root of the model width D"), {"scale": "sqrt D"}),
+            "dim": (N_("the softmax runs over the decoder tokens (axis 0), not over the encoder tokens"), {"dim": 0}),
+            "causal": (N_("a causal mask is applied, which cross-attention does not have"), {"causal": True}),
+            "swap": (N_("w_q and w_k are swapped"), {"swap_w": True}),
+        }  # fmt: skip
+        keys = list(slips)
+        for a, first in enumerate(keys):
+            for second in keys[a + 1 :]:
+                if first in ("none", "d_k", "sqrt D") and second in ("d_k", "sqrt D"):
+                    continue  # two scales cannot both be wrong
+                if close(got, _cross(*args, **slips[first][1], **slips[second][1])):
+                    return tr(
+                        "Two slips: {first}; and {second}. Re-read those two steps of the question's formula.",
+                        first=_(slips[first][0]),
+                        second=_(slips[second][0]),
+                    )
         return _(
             "The output has the right shape but not the right values; compare each step (which input gives the queries, the keys and the values; the scale; the softmax's axis) with the question's formula."
         )

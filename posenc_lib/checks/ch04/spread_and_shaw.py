@@ -168,8 +168,12 @@ class DiagonalSpread(Question):
         status, message = super()._judge(cases, outcomes)
         # Decided on the errors raised (torch's, NumPy's own words), not on the message's words,
         # which may be in Chinese.
+        # Only when the case reported is the one that raised: one message per failing case, so an
+        # answer that first fails another case with a named mistake gets that sentence alone.
         empty = any(
-            o.kind == RAISED and ("numel() == 0" in o.error or "zero-size array" in o.error)
+            o.kind == RAISED
+            and ("numel() == 0" in o.error or "zero-size array" in o.error)
+            and o.error in message
             for o in outcomes
         )
         if empty:

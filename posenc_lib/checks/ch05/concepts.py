@@ -1,12 +1,14 @@
-"""Chapter 5's concept questions (1 point each), answered in the exercises notebook:
+"""Chapter 5's lecture quiz, ``quiz(CONCEPTS)`` at the end of ``notebooks/05_alibi.ipynb`` (and the
+website's and the classroom demo's quiz): four questions on the chapter's ideas, answered by a click.
 
 - c1 (choice): where ALiBi puts position, and what shape its penalty has;
 - c2 (number): the slope of head 1 of an 8-head model, from the library's ``alibi_slopes``;
 - c3 (number): the effective window of head 2 of 8 (a factor 10), to one decimal;
 - c4 (choice): the recency prior: where a key that wins on content is cancelled by the bias.
 
-Every number in a statement is one chapter 5 prints; the numeric answers are computed with the
-library, not typed in.
+The exercises grade other questions (``exercise_concepts``), which make the learner use these ideas
+on numbers the lecture does not print. Every number in a statement here is one chapter 5 prints;
+the numeric answers are computed with the library, not typed in.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ c1 = MultipleChoice(
             ),
             why=N_(
                 "ALiBi never touches the word vectors: the embeddings go into the model unchanged. "
-                "The numbers m·j can be read as a table of position vectors (section 8), but they are "
-                "added to the attention scores, not to the words (section 1)."
+                "The numbers m·j can be read as a table of position vectors (the deep dive ALiBi "
+                "in real code), "
+                "but they are added to the attention scores, not to the words (section 1)."
             ),
         ),
         Choice(

@@ -196,7 +196,7 @@ class FarAttention(Question):
         if near(got, 100 * want):
             return _("You returned a percentage; return the share as a number between 0 and 1.")
         mistakes = [
-            ("at least", N_("keys at exactly `distance` are not further than it: add up the keys with d > distance.")),
+            ("at least", N_("your share counts one key too near the query: the key at exactly `distance`, which is not further back than it, or, if your distances start at 1, every key is one step off (the query's own key is at distance 0). Look at your comparison with `distance` and at where your distances start.")),
             ("not normalised", N_("the weights are a softmax: divide by the sum of exp(-m d) over all n_keys keys.")),
             ("flipped", N_("the bias is -m d: far keys are penalised, not rewarded.")),
             ("uniform", N_("you left out the bias: with equal content, ALiBi's weights fall as exp(-m d).")),

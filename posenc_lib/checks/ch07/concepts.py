@@ -43,7 +43,7 @@ c1 = MultipleChoice(
             ),
             why=N_(
                 "Relative is not enough: at 8L T5 is 1.75 times and RoPE 3.73 times worse than at "
-                "L, while ALiBi holds at 0.96 in every seed (section 2). T5 does beat NoPE and RoPE "
+                'L, while ALiBi holds at 0.96 in every seed (section 2; table in the deep dive "fair comparisons"). T5 does beat NoPE and RoPE '
                 "past L in every seed, but it climbs past 2L: every key 31 or more back shares one "
                 "fixed bias (sections 1 and 3d)."
             ),
@@ -58,7 +58,7 @@ c1 = MultipleChoice(
                 "ALiBi alone holds, 0.96 in every seed, and fewer context-starved predictions at the "
                 "start of each window would explain most or all of its fall: its loss at positions "
                 "256-511 (1.005 nats) is not measurably below 32-63 (1.017; standard error 0.038) "
-                "(section 3b)."
+                '(section 3b, measured in the deep dive "inside the failures").'
             ),
         ),
         Choice(
@@ -86,13 +86,14 @@ c2 = Numeric(
     why=N_(
         "base · s^(D/(D−2)) = 10000 · 4^(32/30) ≈ 43,873: the slowest pair's frequency is "
         "base^(−(D−2)/D), so the base must grow by s^(D/(D−2)) to divide it by s; pair 0 keeps its "
-        "frequency (section 4 and its myth box)."
+        'frequency (section 4; a myth box of the deep dive "the scalings in detail").'
     ),
     mistakes=(
         Mistake(
             10000.0 * 4,
             N_(
-                "10000 · 4 = 40,000 is a common tutorial formula, which the myth box corrects: it "
+                "10000 · 4 = 40,000 is a common tutorial formula, which a myth box of the deep dive "
+                '"the scalings in detail" corrects: it '
                 "divides the slowest pair by only 4^(30/32), leaving it 0.2726 of its frequency "
                 "instead of 0.25. Work out which power of 4 the base needs (section 4)."
             ),
@@ -143,7 +144,7 @@ c3 = MultipleChoice(
             why=N_(
                 "PI's damage comes from the fast pairs, which never needed stretching: dividing "
                 "only pairs 5-15 by 4 scores 2.95 at L against 2.89 (seed 0), every pair 25.26 "
-                "(section 4)."
+                '(the deep dive "the scalings in detail").'
             ),
         ),
         Choice(
@@ -184,9 +185,10 @@ c4 = MultipleChoice(
                 "The fine-tuning did the work: the unscaled control beat PI and YaRN in every seed."
             ),
             why=N_(
-                "PI and YaRN reached 2.89 and 2.82 at 4L, the control 2.82 too and lower, paired by "
-                "seed, at every length; the fine-tune was 20% more training characters, far more than "
-                "the YaRN paper's 0.1% (section 4)."
+                "The control (2.82 at 4L) was below PI and YaRN (2.89, 2.82), paired by seed, at "
+                "every length (section 4). But that fine-tune added 20% to the training characters "
+                "(the YaRN paper's: about 0.1%), so it cannot test what PI and YaRN claim: that a "
+                'short fine-tune suffices (deep dive "the scalings in detail").'
             ),
         ),
         Choice(
@@ -194,7 +196,8 @@ c4 = MultipleChoice(
             N_("PI and YaRN beat the control: the scaling is what lets the model read 4L."),
             why=N_(
                 "The control was lower than both, paired by seed, at every length, and held at 2.81 "
-                "at 8L where PI and YaRN rose to 3.63 and 3.29 (section 4, with fine-tuning)."
+                'at 8L where PI and YaRN rose to 3.63 and 3.29 (the deep dive "the scalings in '
+                'detail").'
             ),
         ),
         Choice(
@@ -206,7 +209,8 @@ c4 = MultipleChoice(
             why=N_(
                 "The experiment does not test that: they aim to make a small fine-tune enough, but "
                 "at this budget (20% more training characters) the fine-tune alone suffices, so the "
-                "control cannot tell (section 4, three cautions)."
+                'control cannot tell (section 4; the deep dive "the scalings in detail", three '
+                "cautions)."
             ),
         ),
         Choice(

@@ -1,0 +1,250 @@
+"""Chapter 5's concept questions for the exercises (1 point each): each asks the learner to use an
+idea of the lecture on numbers the lecture does not print, where the lecture's own quiz
+(``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks about the ideas themselves.
+
+- c1 (number): the slope of head 18 of a 20-head model, from the rule for head counts that are not
+  a power of two;
+- c2 (number): the effective window of head 3 of a 16-head model, to one decimal;
+- c3 (choice): which of two keys wins, given their content scores, their distances and the slope;
+- c4 (number): the share of a head's attention beyond the training distance on a very long text.
+
+The numeric answers and the named mistakes are computed with the library, not typed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from posenc_lib.alibi import alibi_slopes
+from posenc_lib.analysis.ch05_alibi import effective_window, far_mass
+from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
+from posenc_lib.i18n import N_
+
+LONG_TEXT = 100_000  # c4: the text the model reads, far past its training length
+TRAINED = 128  # c4: the training length; the keys further back than TRAINED - 1 were never seen
+
+
+def _slope(head: int, heads: int) -> float:
+    """The ALiBi slope of head ``head`` (1-based) of ``heads``, from the library."""
+    return float(alibi_slopes(heads)[head - 1])
+
+
+def _ladder(head: int, heads: int) -> float:
+    """The paper's section 3 formula 2^(-8h/H), which the code follows only for powers of two."""
+    return 2.0 ** (-8 * head / heads)
+
+
+c1 = Numeric(
+    "c1",
+    prompt=N_(
+        "An ALiBi model has 20 heads, with the slopes of the authors' code, BLOOM and MPT (and "
+        "alibi_slopes). What is the slope m of head 18?"
+    ),
+    answer=lambda: _slope(18, 20),
+    rel_tol=0.01,
+    answer_keys=("2^(−0.75)", "2^(-0.75)", "2^-0.75", "2^(−1) · 2^0.25", "2^0.25"),
+    why=N_(
+        "20 is not a power of two, so heads 1–16 are the 16-head ladder, 2^(−h/2), and heads 17–20 "
+        "sit half a ladder step, a factor 2^(4/16) = 2^0.25, above heads 1–4. Head 18 is extra head "
+        "2: 2^(−1) · 2^0.25 = 2^(−0.75) ≈ 0.595 (section 2)."
+    ),
+    mistakes=(
+        Mistake(
+            _ladder(18, 20),
+            N_(
+                "that is the paper's formula 2^(−8h/H) with H = 20; the code, which the released "
+                "models follow, treats a head count that is not a power of two differently "
+                "(section 2)."
+            ),
+        ),
+        Mistake(
+            _slope(2, 16),
+            N_(
+                "that is ladder head 2 itself; an extra head does not repeat a ladder slope, it sits "
+                "between two of them (section 2)."
+            ),
+        ),
+        Mistake(
+            _slope(2, 16) * 2 ** (-4 / 16),
+            N_(
+                "your extra head sits half a step below its ladder head; the extra heads sit above "
+                "(section 2)."
+            ),
+        ),
+        Mistake(
+            _slope(17, 20),
+            N_(
+                "that is head 17's slope, or a half step of 2^0.5, the 8-head ladder's; count the "
+                "extra heads from head 17, and the half step follows the ladder of 16 (section 2)."
+            ),
+        ),
+        Mistake(
+            _ladder(18, 32),
+            N_(
+                "that is head 18 of a 32-head ladder; the code keeps the ladder of the largest power "
+                "of two not above H (section 2)."
+            ),
+        ),
+        Mistake(
+            _ladder(18, 16),
+            N_(
+                "you continued the 16-head ladder past its end; the extra heads go back to its first "
+                "heads (section 2)."
+            ),
+        ),
+    ),
+    section=N_("section 2 of this chapter"),
+)
+
+c2 = Numeric(
+    "c2",
+    prompt=N_(
+        "Head 3 of a 16-head ALiBi model: with equal content scores, at what distance (in tokens) "
+        "has its bias cut a key's attention weight by a factor of 10, the head's effective window? "
+        "Answer to one decimal."
+    ),
+    answer=lambda: float(effective_window(alibi_slopes(16))[2]),  # ln(10) / m, head 3 of 16
+    rel_tol=0.03,
+    decimals=1,
+    unit=N_("tokens"),
+    answer_keys=("2^1.5 · ln 10", "2^1.5 ln 10", "ln(10) · 2^1.5", "m = 2^(−1.5)", "m = 2^(-1.5)"),
+    why=N_(
+        "Head 3 of 16 has m = 2^(−8·3/16) = 2^(−1.5) ≈ 0.354, and the window is ln(10) / m = "
+        "2^1.5 · ln 10 ≈ 6.5 tokens (section 3)."
+    ),
+    mistakes=(
+        Mistake(
+            1 / _slope(3, 16),
+            N_(
+                "1/m is where the weight has fallen by a factor e (it is also what log base 10 "
+                "gives): softmax weights are powers of e, and the factor asked for is 10 (section 3)."
+            ),
+        ),
+        Mistake(
+            float(effective_window(alibi_slopes(8))[2]),
+            N_(
+                "that is head 3 of an 8-head model, section 3's table; a 16-head ladder steps by "
+                "2^(−0.5), not 2^(−1) (section 2)."
+            ),
+        ),
+        Mistake(
+            math.log(2) / _slope(3, 16),
+            N_(
+                "that is where the weight has halved; the question asks for a factor of 10 (section 3)."
+            ),
+        ),
+        Mistake(
+            math.log(10) * _slope(3, 16),
+            N_(
+                "your window grows with the slope, whereas a steeper head forgets sooner: the slope "
+                "is upside down (section 3)."
+            ),
+        ),
+        Mistake(
+            float(math.ceil(math.log(10) / _slope(3, 16))),
+            N_(
+                "that is the first whole distance below a tenth; the factor is exactly 10 somewhat "
+                "earlier, at a distance that need not be whole (section 3)."
+            ),
+        ),
+    ),
+    section=N_("section 3 of this chapter"),
+)
+
+c3 = MultipleChoice(
+    "c3",
+    prompt=N_(
+        "One head has slope m = 1/4. The last query's content scores are 1.0 for key A, 2 tokens "
+        "back, and 2.5 for key B, 10 tokens back. With ALiBi's bias, which key gets more attention "
+        "weight?"
+    ),
+    choices=(
+        Choice(
+            "a",
+            N_("B, since it wins on content, 2.5 against 1.0."),
+            why=N_(
+                "That is the order without ALiBi. The bias takes m·d from each score, and B, five "
+                "times further back than A, loses five times as much (section 1)."
+            ),
+        ),
+        Choice(
+            "b",
+            N_(
+                "A: after the bias it scores 0.5 and B scores 0, so A gets e^0.5 ≈ 1.6 times B's weight."
+            ),
+            why=N_(
+                "Scores after the bias: A 1.0 − 2/4 = 0.5, B 2.5 − 10/4 = 0. The weights are "
+                "proportional to e^score, so A gets e^0.5 ≈ 1.65 times B's weight, whatever the "
+                "other keys (section 1)."
+            ),
+        ),
+        Choice(
+            "c",
+            N_("B, by more than its content alone: the bias adds m·d, and B is further back."),
+            why=N_(
+                "The sign is flipped: ALiBi subtracts m·d, so a key further back is penalised more, "
+                "never rewarded (section 1)."
+            ),
+        ),
+        Choice(
+            "d",
+            N_(
+                "It cannot be told without the other keys' scores, since softmax divides by their sum."
+            ),
+            why=N_(
+                "Softmax divides every weight by the same sum, so the ratio of two weights is e "
+                "raised to the difference of their biased scores, whatever the other keys are "
+                "(section 1)."
+            ),
+        ),
+    ),
+    answer="b",
+    section=N_("section 1 of this chapter"),
+)
+
+c4 = Numeric(
+    "c4",
+    prompt=N_(
+        "A 16-head ALiBi model trained on 128-token texts reads a text of 100,000 tokens. With "
+        "equal content scores, what share of head 13's attention (from the last query) goes to keys "
+        "more than 127 tokens back? Give a number between 0 and 1."
+    ),
+    answer=lambda: float(far_mass(_slope(13, 16), LONG_TEXT, TRAINED - 1)[0]),
+    rel_tol=0.02,
+    answer_keys=("e^(−128 m)", "e^(-128 m)", "e^(−128·m)", "exp(-128 m)", "e^(−1.41)", "e^(-1.41)"),
+    why=N_(
+        "Head 13 of 16 has m = 2^(−6.5) ≈ 0.0110. With equal content the weights fall as e^(−m·d), "
+        "and on a text this long the share past distance 127 is the geometric tail e^(−128 m) = "
+        "e^(−1.41) ≈ 0.243 (section 5)."
+    ),
+    mistakes=(
+        Mistake(
+            1 - float(far_mass(_slope(13, 16), LONG_TEXT, TRAINED - 1)[0]),
+            N_(
+                "that is the share within 127 tokens (distances 0 to 127); the question asks for "
+                "the share further back (section 5)."
+            ),
+        ),
+        Mistake(
+            (LONG_TEXT - TRAINED) / LONG_TEXT,
+            N_(
+                "that is the share of the keys, as if every key weighed the same: you left out the "
+                "bias, under which the weights fall with the distance (section 5)."
+            ),
+        ),
+        Mistake(
+            10 ** (-TRAINED * _slope(13, 16)),
+            N_("softmax weights are powers of e, not of 10 (section 3)."),
+        ),
+        Mistake(
+            TRAINED * _slope(13, 16),
+            N_(
+                "that is m·128, the bias at the training distance, not a share of the attention "
+                "(section 5)."
+            ),
+        ),
+    ),
+    section=N_("section 5 of this chapter"),
+)
+
+EXERCISE_CONCEPTS = (c1, c2, c3, c4)
