@@ -31,7 +31,7 @@ from .browser_setup import INSTRUMENT, require_browser
 
 USERS = ("alice", "bob", "carol")
 CHAPTER = "notebooks/01_order_blindness.ipynb"
-IMPORTS = "from posenc_lib.viz.ch01_order import ("  # chapter 1's first code cell
+IMPORTS = "from posenc_lib.viz.ch01_order import"  # in chapter 1's first code cell
 DASHBOARD = 'order_dashboard("dog bites man")'  # its dashboard cell
 START_MS = 120_000  # log in, start a server (JupyterLab) and open the notebook, 3 users at once
 RUN_MS = 90_000  # start the kernel, import torch and the library, draw the dashboard

@@ -227,12 +227,18 @@ def test_a_subset_build_and_an_unknown_chapter(tmp_path):
     chapters = stage(tmp_path / "src", keys=["03"])
     assert [ch.stem for ch in chapters] == ["03_sinusoidal"]
     staged = sorted(p.relative_to(tmp_path / "src").as_posix() for p in tmp_path.rglob("*.ipynb"))
-    assert staged == [
-        "exercises/03_sinusoidal.ipynb",
-        "notebooks/00_start_here.ipynb",
-        "notebooks/03_sinusoidal.ipynb",
-        "solutions/03_sinusoidal.ipynb",
-    ]
+    _pace, planned = load()
+    deep_dives = [d.path for ch in planned if ch.key == "03" for d in ch.deeper]
+    assert deep_dives, "chapter 3 has deep dives in course.toml"
+    assert staged == sorted(
+        [
+            "exercises/03_sinusoidal.ipynb",
+            "notebooks/00_start_here.ipynb",
+            "notebooks/03_sinusoidal.ipynb",
+            "solutions/03_sinusoidal.ipynb",
+            *deep_dives,  # a chapter's deep dives go with it
+        ]
+    )
 
 
 def test_the_map_is_required(tmp_path):
