@@ -433,9 +433,14 @@ def render_all(only: list[str] = ()) -> list[Path]:
     """Recompute the minutes (course.toml), then print them into every notebook and the README
     (``only``: chapters "03", ...: just theirs, and the start page's map and the README, which
     list every chapter)."""
-    for line in update_minutes(only=only):
-        print(line)
-    written = render_notebooks(only=only)
+    written: list[Path] = []
+    for _ in range(3):  # a time line written for the first time adds its own words to the count:
+        changed = update_minutes(only=only)  # recount until the minutes stand still
+        for line in changed:
+            print(line)
+        written += [p for p in render_notebooks(only=only) if p not in written]
+        if not changed:
+            break
     if render_readme():
         written.append(README)
     return written
