@@ -239,7 +239,7 @@ def score_ceilings(edges, by_width, by_base, expected, near, measured):
         axes[0].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     for (label, tops), colour in zip(by_base.items(), ("C0", "C1", "C2"), strict=True):
         axes[1].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
-    axes[1].plot(left, to_numpy(expected), color="tab:red", lw=1, label=_("mean score q = k"))
+    axes[1].plot(left, to_numpy(expected), color="tab:red", lw=1, label=_("expected score q = k"))
     axes[1].plot(
         to_numpy(near), to_numpy(measured), "o", color="tab:red", markersize=2,
         label=_("  measured, 1000 q"),

@@ -9,8 +9,30 @@ import torch
 import torch.nn.functional as F
 from chapter_checks import answer_functions, standard_tests
 
-from posenc_lib.checks import FAIL
-from posenc_lib.checks.ch01 import QUESTIONS, _gap, _random_order, q1, q2, q3, q4, q5
+from posenc_lib import self_attention
+from posenc_lib.analysis.ch01_order import (
+    permutation_matrix,
+    reorder_experiment,
+    toy_projections,
+    word_vectors,
+)
+from posenc_lib.checks import FAIL, PASS
+from posenc_lib.checks.ch01 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    _gap,
+    _random_order,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+    q5,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "01_order_blindness.ipynb")
@@ -269,3 +291,72 @@ def test_q5_has_a_third_hint(capsys):
     shown = capsys.readouterr().out
     assert "3 of 3" in shown and "four groups" in shown
     q5._next_hint = 0
+
+
+# -- the concept questions: the exercises ask others than the lecture quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "01_order_blindness.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+    assert len({q.answer for q in EXERCISE_CONCEPTS if hasattr(q, "choices")}) > 1
+
+
+def test_the_choices_claims_hold_when_measured_with_the_library():
+    words = ["the", "dog", "bites", "man"]
+    x = word_vectors(words)  # (4, D)
+    # c1: f(X) = X + mean(X) is equivariant, not invariant
+    f = lambda x: x + x.mean(0)  # noqa: E731
+    p = permutation_matrix([2, 0, 3, 1])
+    assert float((f(p @ x) - p @ f(x)).abs().max()) < 1e-5
+    assert float((f(p @ x) - f(x)).abs().max()) > 0.1
+    # c2: with a causal mask, swapping the middle words keeps "the" and "man" only
+    drift = reorder_experiment(words, [0, 2, 1, 3], causal=True).drift
+    assert drift[0] < 1e-5 and drift[3] < 1e-5 and min(drift[1], drift[2]) > 0.1
+    # c3: a table of rows u, w, u, w: swapping slots 0 and 2 only moves the outputs; 0 and 1 does not
+    u, w = torch.randn(2, x.shape[1], generator=torch.Generator().manual_seed(0))
+    pe = torch.stack([u, w, u, w])  # (4, D)
+    w_q, w_k, w_v = toy_projections()
+    before, _ = self_attention(x + pe, w_q, w_k, w_v)
+    for order, changes in (([2, 1, 0, 3], False), ([1, 0, 2, 3], True)):
+        p = permutation_matrix(order)
+        after, _ = self_attention(p @ x + pe, w_q, w_k, w_v)
+        drift = (after - p @ before).norm(dim=-1)  # (4,)
+        assert bool((drift > 0.1).all()) if changes else float(drift.max()) < 1e-5, order
+
+
+# (question, a known-wrong answer, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, "a", "Only the mean forgets"),
+    (c1, "b", "also makes every output row"),
+    (c1, "d", "Both would need"),
+    (c2, "a", "not on their order"),
+    (c2, "b", "it is not alone"),
+    (c2, "c", "two that change"),
+    (c3, "a", "only where the words land"),
+    (c3, "c", "every word sees every word"),
+    (c3, "d", "only when its input is a reordering"),
+    (c4, math.factorial(6), "six different words"),
+    (c4, 1, "not only the original"),
+    (c4, math.factorial(5), "orders of five words"),
+    (c4, math.comb(6, 2), "swap two of the words"),
+    (c4, 6**6, "any number of times"),
+    (c4, 180, "That is not the number"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {c1: "c", c2: "d", c3: "b", c4: math.factorial(6) // math.factorial(2)}
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

@@ -7,9 +7,28 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
-from posenc_lib import binary_encoding
+from posenc_lib import (
+    LearnedPositionalEmbedding,
+    binary_encoding,
+    integer_encoding,
+    normalized_encoding,
+)
+from posenc_lib.analysis.ch02_naive import neighbour_distances
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch02 import QUESTIONS, _answers, q1, q2, q3, q4
+from posenc_lib.checks.ch02 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    _answers,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "02_naive_encodings.ipynb")
@@ -420,3 +439,69 @@ def test_no_threshold_sits_so_close_to_a_curve_value_that_float32_could_flip_it(
                 continue  # exact by construction
             gap = (_curve(table.double())[1:] - threshold).abs().min()
             assert gap > 1e-5, (seed, case.describe, float(gap))
+
+
+# -- the concept questions: the exercises ask others than the lecture quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "02_naive_encodings.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def test_the_concept_answers_are_what_the_library_measures():
+    # c1: 8t first passes 100 at t = 13, the last position of a 14-token text
+    lengths = integer_encoding(20, 64).norm(dim=-1)  # (20,)
+    assert lengths[12] <= 100 < lengths[13] and c1.value == 14
+    # c2: a code gap of 0.25 in a 201-token text spans 50 steps of 1/200
+    codes = normalized_encoding(201, 1, dtype=torch.float64)[:, 0]
+    assert abs(float(codes[50] - codes[0]) - 0.25) < 1e-12 and c2.value == 50
+    # c3: 95 -> 96 flips 6 bits
+    hamming = neighbour_distances(binary_encoding(1024, 10), "hamming")
+    assert int(hamming[95]) == 6 and abs(c3.value - 6**0.5) < 1e-6
+    # c4: a table of max_len rows has no row max_len
+    with pytest.raises(ValueError):
+        LearnedPositionalEmbedding(1024, 8)(1500)
+
+
+# (question, a known-wrong answer, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, 13, "last token's position"),
+    (c1, 12.5, "solves 8t = 100"),
+    (c1, 101, "length to be t"),
+    (c1, 3, "multiplied t by D"),
+    (c1, 15, "That is not the number"),
+    (c2, 1, "learned from 5-token texts"),
+    (c2, 201 / 5, "ratio of the lengths"),
+    (c2, 0.25 * 201, "instead of T − 1"),
+    (c2, 4, "number of steps in a 5-token"),
+    (c2, 200, "from the first token to the last"),
+    (c2, 49, "That is not the number"),
+    (c3, 6, "Hamming distance"),
+    (c3, 1, "not one unit apart"),
+    (c3, 5**0.5, "left out the zero"),
+    (c3, 7**0.5, "one bit too many"),
+    (c3, 10**0.5, "longest step"),
+    (c3, 2.0, "That is not the number"),
+    (c4, "a", "a lookup, not a formula"),
+    (c4, "b", "does not wrap"),
+    (c4, "d", "copies are all equal"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {c1: 14, c2: 50, c3: 6**0.5, c4: "c"}
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+    assert c3.evaluate(2.45).status == PASS and c2.evaluate(50.0).status == PASS
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

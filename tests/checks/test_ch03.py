@@ -8,9 +8,25 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
-from posenc_lib.analysis.ch03_sinusoid import confusion
+from posenc_lib import sinusoidal_encoding
+from posenc_lib.analysis.ch03_add_concat import random_abs_cosine
+from posenc_lib.analysis.ch03_sinusoid import confusion, dot_by_offset
+from posenc_lib.analysis.ch03_tables import best_linear_shift
 from posenc_lib.checks import FAIL, PASS, Case, Concept
-from posenc_lib.checks.ch03 import QUESTIONS, q1, q2, q3, q4, q5
+from posenc_lib.checks.ch03 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+    q5,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "03_sinusoidal.ipynb")
@@ -335,3 +351,87 @@ def test_q5_terms_add_up_to_the_score_of_the_sums(capsys):
             wq, pq, wk, pk = case.args
             terms = SOLUTIONS["score_terms"](*case.args)
             torch.testing.assert_close(terms.sum(0), (wq + pq) @ (wk + pk).T, rtol=1e-5, atol=1e-5)
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "03_sinusoidal.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def _wavelength(i, d=64, base=10000.0):
+    return 2 * math.pi * base ** (2 * i / d)
+
+
+def _first(rule):
+    return next(i for i in range(200) if rule(i))
+
+
+def _mean_similarity(offsets, base, d=256):
+    return float(dot_by_offset(offsets, d, base).mean()) / (d / 2)
+
+
+FIRST = _first(lambda i: _wavelength(i) > 512)  # c1: the first pair longer than a 512-token text
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, FIRST - 1, "still shorter than the text"),
+    (c1, FIRST + 1, "counted the pairs from 1"),
+    (c1, _first(lambda i: _wavelength(i) / (2 * math.pi) > 512), "leaving out the 2π"),
+    (c1, _first(lambda i: 2 * math.pi * 10000 ** (i / 64) > 512), "base^(−i/D)"),
+    (c1, 2 * FIRST, "first column"),
+    (c1, 40, "That is not the number"),
+    (c2, "a", "Two columns are not enough"),
+    (c2, "c", "still a sine"),
+    (c2, "d", "without a fit"),
+    (c3, "a", "That is uniqueness"),
+    (c3, "b", "Fast pairs scramble"),
+    (c3, "c", "popular wavelength argument"),
+    (c4, 3 * 256, "three times wider"),
+    (c4, 256 / 9, "smaller than 256"),
+    (c4, 256 * math.sqrt(3), "grew D by √3"),
+    (c4, 9, "the factor by which D grows"),
+    (c4, 4096, "That is not the number"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    # c4: the mean |cos| falls like 1/sqrt(D), so three times smaller is about nine times wider
+    assert random_abs_cosine(9 * 256) == pytest.approx(random_abs_cosine(256) / 3, rel=2e-3)
+    right = {c1: FIRST, c2: "b", c3: "d", c4: 9 * 256}
+    assert FIRST == 16 and _wavelength(15) < 512 < _wavelength(16)
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+
+
+def test_the_numbers_the_concept_questions_quote_are_the_library_s():
+    # c1: pair 15's and pair 16's wavelengths
+    assert round(_wavelength(15)) == 471 and round(_wavelength(16)) == 628
+    # c2: a (sin, -sin) table is a sine-only table: its best linear shift misses by 28% to 47%
+    table = sinusoidal_encoding(512, 64, dtype=torch.float64)  # (512, 64)
+    table[:, 1::2] = -table[:, 0::2]  # (sin, -sin) pairs
+    misses = [best_linear_shift(table, k)[1] for k in (1, 5, 50)]
+    assert round(min(misses), 2) == 0.28 and round(max(misses), 2) == 0.47
+    # c3 at D = 256: base 10000 keeps a mean of 0.07 over offsets 2,000..4,000 and has run out ten
+    # times farther; the smaller bases have run out there, base 1000 from 1,000 on
+    near, far = torch.arange(2000, 4001), torch.arange(20_000, 40_001)
+    assert round(_mean_similarity(near, 10000.0), 2) == 0.07
+    assert abs(_mean_similarity(far, 10000.0)) < 0.03
+    for base in (10.0, 100.0, 1000.0):
+        assert abs(_mean_similarity(near, base)) < 0.03, base
+    assert abs(_mean_similarity(torch.arange(1000, 10_000), 1000.0)) < 0.03
+    # c4: the prompt's 0.050 at D = 256
+    assert f"{random_abs_cosine(256):.3f}" == "0.050"
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

@@ -8,8 +8,23 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
+from posenc_lib import t5_relative_position_bucket
+from posenc_lib.analysis.ch04_relative import offset_matrix, scorer, shift_experiment
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch04 import QUESTIONS, q1, q2, q3, q4, q5
+from posenc_lib.checks.ch04 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+    q5,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "04_relative_bias.ipynb")
@@ -357,3 +372,96 @@ def test_two_cross_attention_slips_are_both_named(first, second, capsys):
     verdict = q5.check(answer)
     assert verdict.status == FAIL and "Two slips" in verdict.message, verdict.message
     assert first in verdict.message and second in verdict.message, verdict.message
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "04_relative_bias.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def _pairs(rule, n=12):
+    offsets = offset_matrix(n)  # (T, T): j - i
+    return int(rule(offsets).sum())
+
+
+def _start(bidirectional=True, n=18, max_distance=50, **slip):
+    """The first distance before the query in the last bucket, this file's buckets (one slip)."""
+    distances = torch.arange(0, 1000)
+    buckets = _buckets(-distances, bidirectional, n, max_distance, **slip)
+    return int(distances[buckets == buckets.max()].min())
+
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, _pairs(lambda o: o == -8), "offset −8 exactly"),
+    (c1, _pairs(lambda o: o < -8), "only the offsets beyond −8"),
+    (c1, _pairs(lambda o: o == 0), "the diagonal"),
+    (c1, _pairs(lambda o: o <= -7), "starts at offset −7"),
+    (c1, _pairs(lambda o: (o <= -8) | (o >= 8)), "both end rows"),
+    (c1, 17, "That is not the number"),
+    (c2, 50, "max_distance"),
+    (c2, _start(times_exact=True), "scaled by e instead of n − e"),
+    (c2, _start(bidirectional=False), "causal bias"),
+    (c2, _start(halve=False), "half the buckets a side"),  # 18 a side: the causal count again
+    (c2, _start(rnd=True), "rounded"),
+    (c2, _start(log_max=True), "log(max_distance / e)"),
+    (c2, 4, "where the exact buckets end"),
+    (c2, 9, "buckets on each side"),
+    (c2, 8, "last bucket's number"),
+    (c2, 35, "That is not the number"),
+    (c3, "a", "query word's vector"),
+    (c3, "b", "down a column"),
+    (c3, "d", "DeBERTa's position terms"),
+    (c4, "b", "the context's included"),
+    (c4, "c", "end rows enter only"),
+    (c4, "d", "at any length"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    distances = torch.arange(0, 1000)
+    buckets = t5_relative_position_bucket(-distances, True, 18, 50)
+    right = {
+        c1: _pairs(lambda o: o <= -8),
+        c2: int(distances[buckets == buckets.max()].min()),
+        c3: "c",
+        c4: "a",
+    }
+    assert right[c1] == 4 + 3 + 2 + 1 and right[c2] == _start() == 31
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+
+
+def test_what_c3_and_c4_claim_holds_in_the_library():
+    # c3: a T5 bias gives every pair at offset -1 one value per head, whatever the words
+    position_only = scorer("T5 bias", 16)(torch.zeros(9, 16, dtype=torch.float64))  # (T, T)
+    assert float(position_only.diagonal(-1).max() - position_only.diagonal(-1).min()) == 0.0
+    # c4: Shaw's scores among a 4-word sentence stay as it moves; its attention weights do not;
+    # and a sentence of 12 words, with offsets past C = 8, keeps its scores as well
+    generator = torch.Generator().manual_seed(6)
+    context = torch.randn(64, 16, generator=generator, dtype=torch.float64)
+    shaw = scorer("Shaw (clip 8)", 16)
+    for n_words in (4, 12):
+        sentence = torch.randn(n_words, 16, generator=generator, dtype=torch.float64)
+        assert shift_experiment(shaw, sentence, context).max_deviation < 1e-10, n_words
+    sentence = torch.randn(4, 16, generator=generator, dtype=torch.float64)
+    blocks = []
+    for start in (0, 30):
+        x = context.clone()
+        x[start : start + 4] = sentence
+        blocks.append(torch.softmax(shaw(x), -1)[start : start + 4, start : start + 4])
+    assert float((blocks[0] - blocks[1]).abs().max()) > 0.01
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

@@ -8,8 +8,22 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
-from posenc_lib.checks import PASS, Concept
-from posenc_lib.checks.ch06 import QUESTIONS, q1, q3, q4, q5
+from posenc_lib import apply_rope, rope_cos_sin, rope_inv_freq
+from posenc_lib.analysis import ch06_beyond, ch06_rope
+from posenc_lib.checks import FAIL, PASS, Concept
+from posenc_lib.checks.ch06 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q3,
+    q4,
+    q5,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CODING = [q for q in QUESTIONS if not isinstance(q, Concept)]  # concept ones: test_concepts.py
@@ -329,3 +343,94 @@ def test_q1_messages_and_hints_read_cleanly():
     assert wrong.count(" but ") == 1, wrong
     assert "positions[:, None]" not in q1.hints[0]
     assert "torch.tensor(positions, dtype=torch.float64)[:, None]" in q1.hints[0]
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "06_rope.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+    assert len({q.answer for q in (c2, c3, c4)}) == 3  # the right letter moves
+
+
+def _wavelengths(head_dim=128, base=500_000.0):
+    return 2 * math.pi / rope_inv_freq(head_dim, base, dtype=F64)[0]  # (D/2,) positions per turn
+
+
+def _slow(turn=2 * math.pi, power=2):
+    theta = 500_000.0 ** (-power * torch.arange(64, dtype=F64) / 128)  # (D/2,) Llama 3
+    return int((8192 * theta < turn).sum())
+
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, int((_wavelengths() <= 8192).sum()), "at least once"),
+    (c1, _slow(turn=1.0), "one radian"),
+    (c1, 64, "not every pair is slow"),
+    (c1, _slow(power=1), "fall too slowly"),
+    (c1, 1, "not the only one"),
+    (c1, _slow() - 1, "fencepost"),
+    (c1, _slow() + 1, "one pair too many"),
+    (c1, 45, "That is not the number"),
+    (c2, "a", "both sides turn"),
+    (c2, "b", "the side the bug leaves alone"),
+    (c2, "d", "fixed form"),
+    (c3, "a", "not the same pairs"),
+    (c3, "b", "Speeds belong to pair indices"),
+    (c3, "c", "nothing crashes"),
+    (c4, "a", "only moves the exponent"),
+    (c4, "c", "The other way round"),
+    (c4, "d", "rule of thumb"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {c1: int((_wavelengths() > 8192).sum()), c2: "c", c3: "d", c4: "b"}
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+    assert c1.evaluate(29).status == PASS and c1.evaluate(29.0).status == PASS
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+
+def test_the_numbers_the_concept_sentences_quote_are_the_librarys():
+    waves = _wavelengths()
+    assert f"{waves[35]:,.0f}" == "8,219" and f"{waves[34]:,.0f}" == "6,695"
+    assert f"{waves[35]:,.0f}" in c1.why and f"{waves[34]:,.0f}" in c1.why
+    # c2: with only the keys turned, the score follows n alone
+    q, k = ch06_rope.random_query_key(64, seed=3)
+    theta = rope_inv_freq(64, dtype=F64)[0]
+
+    def bug(m, n):
+        cos, sin = rope_cos_sin(torch.tensor([float(n)], dtype=F64), theta)  # (1, D) each
+        return float(q @ apply_rope(k[None], cos, sin)[0])  # the query left unturned
+
+    assert abs(bug(7, 3) - bug(100, 3)) < 1e-12
+    assert min(abs(bug(7, 3) - bug(8, 4)), abs(bug(7, 3) - bug(7, 100))) > 1e-3
+    # c3: interleaved code puts dim 64 in pair 32 with dim 65, at 10,000^(-1/2) = 0.01 rad/position
+    order = ch06_rope.layout_permutation(128, "interleaved", "half")  # half position -> dim
+    assert (order[32], order[96]) == (64, 65)  # interleaved dims 64, 65 = pair 32 (of D/2 = 64)
+    assert abs(float(rope_inv_freq(128, dtype=F64)[0][32]) - 0.01) < 1e-15
+    # c4: the wavelengths and the floor its sentences quote
+    shown = {
+        "58,470": ch06_beyond.slowest_wavelength(256, 10_000.0),
+        "107,650": ch06_beyond.slowest_wavelength(128, 20_000.0),
+        "27,500": ch06_beyond.slowest_wavelength(128, 5_000.0),
+        "18,560": ch06_beyond.smallest_base(100_000, 128),
+    }
+    for text, value in shown.items():
+        assert f"{round(value, -1):,.0f}" == text, (text, value)
+    assert round(ch06_beyond.slowest_wavelength(128, 10_000.0)) == 54_410
+    assert f"{100_000 / ch06_beyond.smallest_base(100_000, 128):.1f}" == "5.4"
+    whys = " ".join(choice.why for choice in c4.choices)
+    assert all(text in whys for text in shown)

@@ -9,9 +9,23 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
+from posenc_lib.analysis import ch07_scaling
 from posenc_lib.analysis.ch07_scaling import yarn_ramp
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch07 import QUESTIONS, q1, q2, q3, q4
+from posenc_lib.checks.ch07 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+    q4,
+)
+from posenc_lib.rope_scaling import ntk_base
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")
@@ -342,3 +356,66 @@ def test_the_first_yarn_case_is_the_chapters_model_and_its_ramp_spans_five_pairs
     assert (d, base, length) == (32, 10000.0, 64)  # head_dim, base and L of the RoPE model
     ramp = yarn_ramp(d, base, length, fast, slow)
     assert torch.allclose(ramp[:6], torch.tensor([1.0, 0.8, 0.6, 0.4, 0.2, 0.0], dtype=F64))
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "07_extrapolation.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def _wave(pair, method=None, s=4.0):
+    """Pair ``pair``'s wavelength at D = 32, base 10000, L = 64, under a scaling or none."""
+    theta = float(ch07_scaling.frequencies(32, 10000.0)[pair])
+    if method:
+        theta *= float(ch07_scaling.frequency_ratio(method, s, 32, 10000.0, 64)[pair])
+    return 2 * math.pi / theta
+
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, "a", "only L = 64 rows"),
+    (c1, "c", "Defined is not learned"),
+    (c1, "d", "nothing wraps it"),
+    (c2, 10000.0 * 8, "common tutorial formula"),
+    (c2, 10000.0 / 8, "opposite of the aim"),
+    (c2, 10000.0 * 64, "over-stretches"),
+    (c2, ntk_base(10000.0, 8.0, 32), "for D = 32"),
+    (c2, 10000.0 * 8 ** (62 / 64), "upside down"),
+    (c2, 50000.0, "That is not the number"),
+    (c3, _wave(0), "before any scaling"),
+    (c3, 2 * math.pi / 4, "turns faster than before"),
+    (c3, 64 / _wave(0, "PI"), "how many turns pair 0 makes"),
+    (c3, 64 / _wave(0), "before scaling"),
+    (c3, _wave(15, "PI"), "the slowest pair"),
+    (c3, 12.6, "That is not the number"),
+    (c4, "a", "measures YaRN alone"),
+    (c4, "b", "More seeds"),
+    (c4, "d", "compares two factors"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {
+        c1: "b",
+        c2: ntk_base(10000.0, 8.0, 64),
+        c3: _wave(0, "PI"),
+        c4: "c",
+    }
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+    assert c2.evaluate(10000 * 8 ** (64 / 62)).status == PASS
+    assert c3.evaluate(8 * math.pi).status == PASS and c3.evaluate(25.1).status == PASS
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

@@ -2,10 +2,12 @@
 wrong answer fails with a sentence that names the mistake (never a traceback, never the answer).
 
 q3 runs the real model (SmolLM2-135M, 4-bit, dequantized to float32): its known-wrong answers that
-return tokens keep what they computed per prompt (``_memo``), so the 20 hidden draws cost a few
-generations, not twenty."""
+return tokens keep what they computed per prompt (``_memo``), and the two that differ from the right
+loop only in what they return (the prompt too, one token short) share one greedy loop per prompt
+(``_greedy``), so the 20 hidden draws cost one right loop per prompt, not one per wrong answer."""
 
 import copy
+import functools
 import math
 from pathlib import Path
 
@@ -13,8 +15,20 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
+from posenc_lib.analysis.ch08_config import PUBLISHED_ROPE, rope_from_config
 from posenc_lib.checks import FAIL, PASS
-from posenc_lib.checks.ch08 import QUESTIONS, q1, q2, q3
+from posenc_lib.checks.ch08 import (
+    CONCEPTS,
+    EXERCISE_CONCEPTS,
+    QUESTIONS,
+    c1,
+    c2,
+    c3,
+    c4,
+    q1,
+    q2,
+    q3,
+)
 from posenc_lib.checks.ch08.cache import POOL, PUBLIC, _llm
 from posenc_lib.checks.ch08.config import _frequencies
 from posenc_lib.checks.ch08.layout import _unpermuted
@@ -158,14 +172,30 @@ def _loop(model, input_ids, n_new, *, start=None, offset=0, refeed=False, first=
     return new[:, 1:] if skip else new
 
 
-@_memo
+# The course's model, taken before any check runs (a check switches ``_llm`` off while an answer
+# runs; the cases hand over a watched copy that counts calls).
+COURSE_MODEL = _llm().model
+
+
+@functools.cache
+def _greedy(prompt: tuple[int, ...], n_new: int) -> torch.Tensor:
+    """The right loop's tokens for ``prompt``, (1, n_new), run once per (prompt, n_new) on the
+    course's model (not the check's watched copy): the wrong answers below derive from it."""
+    return _loop(COURSE_MODEL, torch.tensor([prompt]), n_new)
+
+
+def _greedy_of(input_ids, n_new):
+    return _greedy(tuple(input_ids[0].tolist()), n_new).clone()
+
+
 def _with_prompt(model, input_ids, n_new):
-    return torch.cat([input_ids, _loop(model, input_ids, n_new)], 1)
+    """The right loop's tokens, with the prompt in front (as generate returns them)."""
+    return torch.cat([input_ids, _greedy_of(input_ids, n_new)], 1)
 
 
-@_memo
 def _one_short(model, input_ids, n_new):
-    return _loop(model, input_ids, n_new, skip=True)
+    """The right loop's tokens but the first (the prompt's call's): n_new - 1 of them."""
+    return _greedy_of(input_ids, n_new)[:, 1:]
 
 
 @_memo
@@ -479,3 +509,78 @@ def test_q3_says_what_the_loop_did_when_the_check_stops_the_model(capsys):
             assert "the check's model refused that call" in message
             for internal in ("RuntimeError", "raised", "posenc-check-stopped", "{"):
                 assert internal not in message, message
+
+
+# -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
+
+
+def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
+    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
+    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
+    lecture = (ROOT / "notebooks" / "08_real_model.ipynb").read_text(encoding="utf-8")
+    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
+
+
+def _slowest(head_dim, base):
+    """The slowest pair's wavelength of a config with this head_dim and rope_theta."""
+    config = {"hidden_size": 2048, "num_attention_heads": 32, "head_dim": head_dim,
+              "max_position_embeddings": 8192, "rope_theta": base}  # fmt: skip
+    return 2 * math.pi / float(rope_from_config(config, dtype=F64)[0][-1])
+
+
+def _first_inexact(dtype):
+    n = torch.arange(1 << 16, dtype=F64)
+    return int(torch.nonzero(n.to(dtype).double() != n)[0])
+
+
+def test_c1_asks_about_a_config_the_lectures_table_does_not_hold():
+    asked = (64, 500000.0)
+    table = {(c.get("head_dim", c["hidden_size"] // c["num_attention_heads"]), c["rope_theta"])
+             for c in (e.config for e in PUBLISHED_ROPE)}  # fmt: skip
+    assert asked not in table
+
+
+# (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
+CONCEPT_WRONG = [
+    (c1, _slowest(128, 500000.0), "Llama 3 8B's row"),
+    (c1, 2 * math.pi * 500000, "common tutorial's wavelength"),
+    (c1, _slowest(64, 100000.0), "SmolLM2's slowest pair"),
+    (c1, _slowest(64, 500000.0) / (2 * math.pi), "positions per radian"),
+    (c1, 500000.0, "the base itself"),
+    (c1, 2 * math.pi, "pair 0, the fastest"),
+    (c1, 1_000_000.0, "That is not the number"),
+    (c2, "a", "Nothing checks the position"),
+    (c2, "b", "never rotated again"),
+    (c2, "d", "all 14 keys"),
+    (c3, 2048.0, "still exact"),
+    (c3, 1025.0, "you counted 10 significant bits"),
+    (c3, float(_first_inexact(torch.bfloat16)), "bfloat16's limit"),
+    (c3, 65504.0, "largest number"),
+    (c3, 2.0**24 + 1, "float32's limit"),
+    (c3, 2050.0, "That is not the number"),
+    (c4, "a", "tell neighbouring tokens apart"),
+    (c4, "c", "more slowly, not faster"),
+    (c4, "d", "function of m"),
+]
+
+
+def test_the_concept_questions_pass_their_answer_computed_with_the_library():
+    right = {
+        c1: _slowest(64, 500000.0),
+        c2: "c",
+        c3: _first_inexact(torch.float16),
+        c4: "b",
+    }
+    for question, answer in right.items():
+        assert question.evaluate(answer).status == PASS, question.name
+    assert c1.evaluate(2 * math.pi * 500000 ** (62 / 64)).status == PASS
+    assert c3.evaluate(2**11 + 1).status == PASS
+
+
+@pytest.mark.parametrize(
+    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+)
+def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
+    verdict = question.evaluate(wrong)
+    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

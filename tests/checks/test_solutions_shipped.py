@@ -46,3 +46,15 @@ def test_solution_shows_the_worked_code_from_a_folder_outside_the_course(
     out = capsys.readouterr().out
     assert f"def {question.function}(" in out and "in the course repository" not in out
     assert solution_code(question.notebook, question.function) in out
+
+
+def test_a_folder_without_solutions_is_refused_before_anything_is_written(tmp_path, capsys):
+    from posenc_lib.checks import ship_solutions, solutions
+
+    before = solutions.SHIPPED.read_bytes()
+    assert ship_solutions.main([str(tmp_path)]) == 2
+    assert "holds no solutions notebooks" in capsys.readouterr().out
+    assert solutions.SHIPPED.read_bytes() == before
+    with pytest.raises(SystemExit):  # --help prints usage; it is not a folder
+        ship_solutions.main(["--help"])
+    assert solutions.SHIPPED.read_bytes() == before

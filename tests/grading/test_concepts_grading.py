@@ -18,7 +18,8 @@ import pytest
 from attack_notebooks import SEED, SOLUTIONS
 
 from posenc_lib.checks import FAIL, NOT_ATTEMPTED, PASS
-from posenc_lib.checks.ch01 import CONCEPTS, QUESTIONS
+from posenc_lib.checks.ch01 import EXERCISE_CONCEPTS as CONCEPTS
+from posenc_lib.checks.ch01 import QUESTIONS
 from posenc_lib.checks.concepts import MultipleChoice
 from posenc_lib.grading.grader import grade_all
 from posenc_lib.grading.lms import lms_sheet

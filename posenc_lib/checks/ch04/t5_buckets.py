@@ -235,15 +235,21 @@ class RelativeBias(Question):
     title = N_("T5's bias matrix from a table, with a cache")
     hints = (
         N_(
-            "Build all the offsets at once by broadcasting: a column of query positions, "
-            "(k_len - q_len + torch.arange(q_len))[:, None], and a row of key positions, "
-            "torch.arange(k_len)[None, :]; their difference is (q_len, k_len)."
+            "With a cache, the q_len queries are the newest tokens, not the first ones. Write out "
+            "the offsets j - i of a small case by hand (2 new queries after 4 cached tokens, say): "
+            "which position does each query row hold? The lecture's 'With a cache' (section 5) "
+            "does the same."
         ),
         N_(
-            "bucket_fn(offsets) turns a (q_len, k_len) tensor of offsets into bucket ids of the "
+            "Build all the offsets at once by broadcasting: a (1, k_len) row of key positions, "
+            "torch.arange(k_len)[None, :], minus a (q_len, 1) column of query positions gives the "
+            "(q_len, k_len) offsets j - i. bucket_fn(offsets) turns them into bucket ids of the "
             "same shape; table[ids] is then (q_len, k_len, H)."
         ),
-        N_("Move the head axis first: .permute(2, 0, 1) gives (H, q_len, k_len)."),
+        N_(
+            "The query column is (k_len - q_len + torch.arange(q_len))[:, None]. Move the head "
+            "axis first: .permute(2, 0, 1) gives (H, q_len, k_len)."
+        ),
     )
 
     def cases(self, seed=0):

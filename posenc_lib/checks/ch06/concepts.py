@@ -1,4 +1,5 @@
-"""Chapter 6's concept questions (1 point each), answered in the exercises notebook:
+"""Chapter 6's lecture quiz, ``quiz(CONCEPTS)`` at the end of ``notebooks/06_rope.ipynb`` (and the
+website's and the classroom demo's quiz): four questions on the chapter's ideas, answered by a click.
 
 - c1 (number): how many positions pair 0 takes to turn once at Llama 3's base 500,000, D = 128
   (2π whatever the base);
@@ -7,8 +8,9 @@
 - c4 (choice): how the base should relate to the context (the slowest wavelength, not "base >
   context").
 
-Every number in a statement is one chapter 6 prints; the numeric answer is computed with the
-library's ``rope_inv_freq``, not typed in.
+The exercises grade other questions (``exercise_concepts``), which make the learner use these ideas
+on numbers the lecture does not print. Every number in a statement here is one chapter 6 prints;
+the numeric answer is computed with the library's ``rope_inv_freq``, not typed in.
 """
 
 from __future__ import annotations

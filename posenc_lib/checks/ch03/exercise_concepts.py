@@ -1,0 +1,266 @@
+"""Chapter 3's concept questions for the exercises (1 point each): each asks the learner to use an
+idea of the lecture on numbers or a case the lecture does not print, where the lecture's own quiz
+(``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks about the ideas themselves.
+
+- c1 (number): the first pair of a D = 64 table whose wavelength is longer than a 512-token text;
+- c2 (choice): whether a table of (sin, −sin) pairs has a matrix that moves it k steps;
+- c3 (choice): the smallest base whose raw dot products still measure offsets of a few thousand;
+- c4 (number): the width that makes the mean |cos(word, position)| three times smaller.
+
+The numeric answers and the named mistakes are computed with the library, not typed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+from posenc_lib.analysis.ch03_add_concat import random_abs_cosine
+from posenc_lib.analysis.ch03_sinusoid import wavelengths
+from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
+from posenc_lib.i18n import N_
+
+TEXT, WIDTH = 512, 64  # c1: the text's length and the table's width (base 10000)
+NARROW, SHRINK = 256, 3  # c4: the width we start from, and how much smaller |cos| should get
+
+
+def _first_pair_longer(text: int, d_model: int, scale: float = 1.0, step: int = 2) -> int:
+    """The first pair i whose wavelength (times ``scale``) exceeds ``text``; ``step`` = 1 reads the
+    exponent as i/D instead of 2i/D, as if the frequencies were base^(-i/D)."""
+    lam = wavelengths(d_model * 2 // step) * scale  # (D/2,) or (D,): 2 pi base^(step i / D)
+    return int((lam > text).nonzero()[0, 0])
+
+
+def _width_for(factor: float, d_model: int) -> int:
+    """The smallest width whose mean |cos| of random directions is ``factor`` times smaller than
+    at ``d_model`` (random_abs_cosine, exact; about sqrt(2 / (pi D)))."""
+    target, width = random_abs_cosine(d_model) / factor, d_model
+    while random_abs_cosine(width) > target:
+        width *= 2
+    low = width // 2  # random_abs_cosine falls with D: bisect between low and width
+    while width - low > 1:
+        middle = (low + width) // 2
+        low, width = (middle, width) if random_abs_cosine(middle) > target else (low, middle)
+    return width
+
+
+c1 = Numeric(
+    "c1",
+    prompt=N_(
+        "A sinusoidal table with D = 64 and base 10000 encodes a text of 512 tokens. Which is the "
+        "first pair i (counted from 0: columns 2i and 2i + 1) whose wavelength is longer than the "
+        "text, so that it, and every slower pair, never completes a full turn within it?"
+    ),
+    answer=lambda: _first_pair_longer(TEXT, WIDTH),
+    rel_tol=0.01,
+    answer_keys=("2π · 100", "2π · 10000^(32/64)", "i > 15.3", "628"),
+    why=N_(
+        "λ_i = 2π · 10000^(2i/64) > 512 means 10000^(i/32) > 512 / 2π ≈ 81.5, so i > 32 · "
+        "log₁₀(81.5) / 4 ≈ 15.3: pair 16, whose wavelength is 2π · 100 ≈ 628 (pair 15's is 471; "
+        "section 1)."
+    ),
+    mistakes=(
+        Mistake(
+            _first_pair_longer(TEXT, WIDTH) - 1,
+            N_(
+                "that pair's wavelength is still shorter than the text: it completes a full turn "
+                "within it. Compare each wavelength with 512 (section 1)."
+            ),
+        ),
+        Mistake(
+            _first_pair_longer(TEXT, WIDTH) + 1,
+            N_(
+                "you counted the pairs from 1; the question counts them from 0, pair 0 being "
+                "columns 0 and 1 (section 1)."
+            ),
+        ),
+        Mistake(
+            _first_pair_longer(TEXT, WIDTH, scale=1 / (2 * math.pi)),
+            N_(
+                "you compared base^(2i/D) = 1/ω_i with the text, leaving out the 2π: a full turn "
+                "is 2π radians, so the wavelength is 2π/ω_i (section 1)."
+            ),
+        ),
+        Mistake(
+            _first_pair_longer(TEXT, WIDTH, step=1),
+            N_(
+                "you read the frequencies as base^(−i/D); pair i turns at base^(−2i/D), the "
+                "exponent counting columns, two per pair (section 1)."
+            ),
+        ),
+        Mistake(
+            2 * _first_pair_longer(TEXT, WIDTH),
+            N_(
+                "that is the pair's first column, 2i; the question asks for the pair's number i "
+                "(section 1)."
+            ),
+        ),
+    ),
+    section=N_("section 1 of this chapter (from bits to waves: frequencies and wavelengths)"),
+)
+
+c2 = MultipleChoice(
+    "c2",
+    prompt=N_(
+        "A tutorial fills each pair of its table with sin(t ω_i) and −sin(t ω_i), instead of "
+        "sin(t ω_i) and cos(t ω_i), with the same frequencies. Is there a matrix M_k with "
+        "F_t+k = M_k F_t for every position t of that table F?"
+    ),
+    choices=(
+        Choice(
+            "a",
+            N_("Yes: each pair still has two columns, so a 2 × 2 block per pair can turn it."),
+            why=N_(
+                "Two columns are not enough: here the second is −1 times the first, so a pair "
+                "holds one number, sin(t ω), and no 2 × 2 block can make sin(t ω + k ω) from it "
+                "(section 2)."
+            ),
+        ),
+        Choice(
+            "b",
+            N_(
+                "No: a pair holds only sin(t ω), and sin(t ω + k ω) also needs cos(t ω), which no "
+                "matrix can make from sin(t ω) alone."
+            ),
+            why=N_(
+                "sin(a + b) = sin a cos b + cos a sin b needs cos a, and the pair (sin a, −sin a) "
+                "does not hold it. It is a sine-only table: at D = 64 its best linear shift misses "
+                "by 28% to 47% of the signal at k = 1, 5 and 50 (section 2)."
+            ),
+        ),
+        Choice(
+            "c",
+            N_(
+                "Yes: −sin(a) = sin(−a), so the second column turns the other way, and two "
+                "opposite turns do what a sine and a cosine do."
+            ),
+            why=N_(
+                "sin(−a) is still a sine of the same angle, just flipped: it holds no cos a, and "
+                "the angle-addition formula needs cos a to move the pair (section 2)."
+            ),
+        ),
+        Choice(
+            "d",
+            N_(
+                "It cannot be told without fitting one, as section 2 fits the best linear shift "
+                "by least squares."
+            ),
+            why=N_(
+                "The angle-addition formula settles it without a fit: sin(a + b) needs cos a, and a "
+                "pair that holds sin a twice does not hold it (section 2)."
+            ),
+        ),
+    ),
+    answer="b",
+    section=N_("section 2 of this chapter (why sin and cos: moving k steps is a rotation)"),
+)
+
+c3 = MultipleChoice(
+    "c3",
+    prompt=N_(
+        "To the raw dot product ⟨PE_t, PE_t+k⟩ of a D = 256 table, offsets of 2,000 to 4,000 "
+        "tokens should still look nearer than offsets ten times larger: their mean similarity "
+        "clearly above zero, not within the 0.03 that section 3 reads as 'run out'. Which is the "
+        "smallest of the bases 10, 100, 1000 and 10000 that does it?"
+    ),
+    choices=(
+        Choice(
+            "a",
+            N_(
+                "10: wide tables keep every position distinct at any of these bases, so even the "
+                "smallest base tells far offsets apart."
+            ),
+            why=N_(
+                "That is uniqueness, which the other pairs give at every base; the raw dot "
+                "product's mean runs out near k ≈ base, so base 10 stops measuring at about 10 "
+                "(section 3)."
+            ),
+        ),
+        Choice(
+            "b",
+            N_(
+                "100: a smaller base turns every pair faster, so the dot product changes faster "
+                "with k and separates far offsets better."
+            ),
+            why=N_(
+                "Fast pairs scramble: once k ω_i ≫ 1 a pair adds about 0 on average, so a small "
+                "base leaves no pair to measure offsets of thousands; the mean runs out near "
+                "k ≈ base (section 3)."
+            ),
+        ),
+        Choice(
+            "c",
+            N_(
+                "1000: its longest wavelength, about 2π · 1000 ≈ 6,283 tokens, is longer than "
+                "4,000 tokens."
+            ),
+            why=N_(
+                "That is the popular wavelength argument. The ruler runs out near k ≈ base, not "
+                "2π · base: with base 1000 the mean over offsets from 1,000 up is already within "
+                "0.03 of zero (section 3)."
+            ),
+        ),
+        Choice(
+            "d",
+            N_(
+                "10000: the mean similarity keeps falling with log k only up to k ≈ base, so the "
+                "base must be above 4,000."
+            ),
+            why=N_(
+                "Pairs with ω_i < 1/k still add about 1 each, about (D/2)(1 − log_base k) of them, "
+                "none near k ≈ base. Base 10000 keeps a mean of 0.07 over offsets 2,000 to 4,000; "
+                "base 1000's is within 0.03 of zero (section 3)."
+            ),
+        ),
+    ),
+    answer="d",
+    section=N_("section 3 of this chapter (why base 10000?)"),
+)
+
+c4 = Numeric(
+    "c4",
+    prompt=N_(
+        "At width D = 256, a random word vector and a sinusoidal position vector have a mean "
+        "|cos(word, position)| of about 0.050, as two random directions do. Which width D would "
+        "make that mean three times smaller?"
+    ),
+    answer=lambda: _width_for(SHRINK, NARROW),
+    rel_tol=0.02,
+    answer_keys=("256 · 9", "256 · 3²", "9 · 256", "3² · 256"),
+    why=N_(
+        "The mean |cos| of random directions falls like 1/√D (about √(2/(πD))), so a factor 3 "
+        "smaller needs a factor 3² = 9 wider: D ≈ 9 · 256 = 2304, or 2301 with the exact formula "
+        "(section 4, 'Add or concatenate?')."
+    ),
+    mistakes=(
+        Mistake(
+            float(SHRINK * NARROW),
+            N_(
+                "you made D three times wider, as if the mean |cos| fell like 1/D; it falls like "
+                "1/√D (section 4's table: ×√D stays near 0.80)."
+            ),
+        ),
+        Mistake(
+            NARROW / SHRINK**2,
+            N_(
+                "your width is smaller than 256: a narrower table makes random directions less "
+                "orthogonal, not more (section 4's table)."
+            ),
+        ),
+        Mistake(
+            NARROW * math.sqrt(SHRINK),
+            N_(
+                "you grew D by √3, as if the mean |cos| fell like 1/D²; it falls like 1/√D "
+                "(section 4's table)."
+            ),
+        ),
+        Mistake(
+            float(SHRINK**2),
+            N_("that is the factor by which D grows; the question asks for the width itself."),
+        ),
+    ),
+    section=N_(
+        "section 4 of this chapter (adding positions to token embeddings; add or concatenate?)"
+    ),
+)
+
+EXERCISE_CONCEPTS = (c1, c2, c3, c4)
