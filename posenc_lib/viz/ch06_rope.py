@@ -232,23 +232,28 @@ def score_ceilings(edges, by_width, by_base, expected, near, measured):
     per base; expected: (R,) per-bin highest mean score; near, measured: (P,) each, distances and
     the measured mean score. Returns the figure.
     """
-    fig = new_figure(7.6, 2.5)
+    fig = new_figure(9.4, 2.5)
     axes = fig.subplots(1, 2, sharey=True)
     left = to_numpy(edges[:-1])
     for (label, tops), colour in zip(by_width.items(), ("C0", "C1", "C2"), strict=True):
         axes[0].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     for (label, tops), colour in zip(by_base.items(), ("C0", "C1", "C2"), strict=True):
         axes[1].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
-    axes[1].plot(left, to_numpy(expected), color="tab:red", lw=1, label=_("expected score q = k"))
+    axes[1].plot(
+        left, to_numpy(expected), color="tab:red", lw=1,
+        label=_("expected score q = k (base 10000 only)"),
+    )  # fmt: skip
     axes[1].plot(
         to_numpy(near), to_numpy(measured), "o", color="tab:red", markersize=2,
-        label=_("  measured, 1000 q"),
+        label=_("  measured, 1000 q (base 10000)"),
     )  # fmt: skip
     titles = (_("base 10000, three head dims"), _("D = 128, three bases"))
-    for ax, title, corner in zip(axes, titles, ("lower left", "upper right"), strict=True):
+    for ax, title in zip(axes, titles, strict=True):
         ax.set(xscale="log", xlabel=_("distance m - n"), title=title)
         ax.axhline(0, color="lightgray", linewidth=0.8)
-        ax.legend(fontsize=7, loc=corner)
+    axes[0].legend(fontsize=7, loc="lower left")
+    # Beside the right panel, so that it covers none of the curves between 10^3 and 10^4.
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     axes[0].set_ylabel(_("per-bin highest / at 0"))
     return fig
 

@@ -20,9 +20,10 @@ class ScalingPlot:
     ``analysis.ch07_scaling.ScalingView``).
 
     Left: each pair's wavelength 2 pi / theta_i (log scale) before (grey) and after the scaling
-    (colour), with the training length L (solid) and s L (dashed): pairs under the solid line turn
-    a full circle within L. Middle: theta'_i / theta_i for every method at this factor (the chosen
-    one thick) and YaRN's ramp (dotted; 1 keeps, 0 divides by s). Right: the experiment's
+    (colour), with the training length L (solid) and s L (dashed), named in a legend: pairs under
+    the solid line turn a full circle within L. Middle: theta'_i / theta_i for every method at this
+    factor (the chosen one thick, each named in a legend) and YaRN's ramp (dotted; 1 keeps, 0
+    divides by s). Right: the experiment's
     perplexity against the evaluation length, plain RoPE (grey), the chosen scaling without
     fine-tuning (colour) and after 200 steps of fine-tuning at 4L (dashed), where measured, with
     the control beside it: plain RoPE fine-tuned the same way, no scaling (grey dashed).
@@ -36,23 +37,38 @@ class ScalingPlot:
         ax_w, ax_r, ax_p = self.fig.subplots(1, 3, width_ratios=[1.1, 1.1, 1])
         self.axes = (ax_w, ax_r, ax_p)
         n_pairs = len(view.wavelengths)
-        (self.before,) = ax_w.plot([], [], "o", color="0.65", markersize=3.5)
-        (self.after,) = ax_w.plot([], [], "o", markersize=3.5)
-        self.length = ax_w.axhline(0, color="black", linewidth=1)
-        self.target = ax_w.axhline(0, color="black", linewidth=1, linestyle="--")
+        (self.before,) = ax_w.plot([], [], "o", color="0.65", markersize=3.5, label=_("unscaled"))
+        (self.after,) = ax_w.plot([], [], "o", markersize=3.5, label=_("scaled"))
+        self.length = ax_w.axhline(0, color="black", linewidth=1, label="L")
+        self.target = ax_w.axhline(0, color="black", linewidth=1, linestyle="--", label="sL")
         ax_w.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 7), xlabel=_("pair i"))
         ax_w.set_yticks([1, 3, 5], labels=["10", "1e3", "1e5"])
         ax_w.set_xticks([0, n_pairs // 2, n_pairs - 1])
-        ax_w.set_title(_("wavelength; grey: before; lines: L, sL"), fontsize=points(9))
-        self.ratios = {  # dynamic dashed: at length sL it equals NTK, which shows beneath it
-            name: ax_r.plot([], [], "--" if name == "dynamic" else "-", color=colour)[0]
-            for name, colour in self.COLOURS.items()
+        ax_w.set_title(_("wavelength (positions per turn)"), fontsize=points(9))
+        names = {  # dynamic, dashed, lies on NTK's line (at length sL they agree): one entry
+            "PI": "PI",
+            "NTK": _("NTK-aware (= dynamic NTK at T = sL)"),
+            "dynamic": "_dynamic",  # a leading "_": no legend entry of its own
+            "YaRN": "YaRN",
+        }
+        self.ratios = {  # dynamic first: at length sL it equals NTK, drawn over it
+            name: ax_r.plot(
+                [],
+                [],
+                "--" if name == "dynamic" else "-",
+                color=self.COLOURS[name],
+                label=names[name],
+            )[0]
+            for name in ("dynamic", "PI", "NTK", "YaRN")
         }
         (self.ramp,) = ax_r.plot([], [], ":", color="black", linewidth=1.2, label=_("YaRN ramp"))
         ax_r.set(xlim=(-0.5, n_pairs - 0.5), ylim=(0, 1.05), xlabel=_("pair i"))
         ax_r.set_xticks([0, n_pairs // 2, n_pairs - 1])
         ax_r.set_yticks([0, 0.5, 1])
-        ax_r.set_title(_("new/old frequency; dotted: YaRN ramp"), fontsize=points(9))
+        ax_r.set_title(_("new/old frequency (thick: the chosen one)"), fontsize=points(9))
+        ax_w.legend(fontsize=points(7), loc="upper left", ncol=2, frameon=False)
+        ax_r.legend(fontsize=points(6.5), loc="upper right", frameon=False)
+        self._scaled_key = ax_w.get_legend().legend_handles[1]  # its colour follows the method
         (self.plain,) = ax_p.plot([], [], "o-", color="0.6", markersize=3)
         (self.scaled,) = ax_p.plot([], [], "o-", markersize=3)
         (self.tuned,) = ax_p.plot([], [], "s--", markersize=3)
@@ -82,6 +98,7 @@ class ScalingPlot:
             self.scaled.set_color(colour)
             self.tuned.set_color(colour)
             self._method = view.method
+            self._scaled_key.set_color(colour)  # the legend's "scaled" marker, drawn in place
         steps = range(len(view.lengths))
         for line, curve in ((self.plain, view.plain), (self.scaled, view.scaled),
                             (self.tuned, view.finetuned), (self.control, view.control)):  # fmt: skip
@@ -494,8 +511,13 @@ def seed_bands(results: dict, panels: dict):
             others += name.partition(", ")[0] not in METHOD_COLOURS
             known = [t for t in lengths if row["ppl"][str(t)] is not None]
             x = [t / train_len for t in known]
-            ax.plot(x, [row["ppl"][str(t)] for t in known], markersize=3, label=name,
-                    linewidth=1.2, **style)  # fmt: skip
+            if len(known) == 1:  # a lone point at L, among the others there: a larger ring on top
+                ax.plot(x, [row["ppl"][str(t)] for t in known], markersize=8, linewidth=0,
+                        label=name, zorder=5,
+                        **style | {"markerfacecolor": "none", "markeredgewidth": 1.6})  # fmt: skip
+            else:
+                ax.plot(x, [row["ppl"][str(t)] for t in known], markersize=3, label=name,
+                        linewidth=1.2, **style)  # fmt: skip
             ax.fill_between(x, [row["min"][str(t)] for t in known],
                             [row["max"][str(t)] for t in known], color=style["color"],
                             alpha=0.15, linewidth=0)  # fmt: skip

@@ -1,6 +1,7 @@
 """Chapter 1's exercise checks: right answers pass, stubs are "not attempted", and every known
 wrong answer fails with a sentence that names the mistake (never a traceback, never the answer)."""
 
+import itertools
 import math
 from pathlib import Path
 
@@ -328,6 +329,30 @@ def test_the_choices_claims_hold_when_measured_with_the_library():
         assert bool((drift > 0.1).all()) if changes else float(drift.max()) < 1e-5, order
 
 
+def test_c4_reading_slot_0_keeps_the_orders_with_the_same_first_word():
+    # equivariance: slot 0's output is its word's, whatever the order of the other four; no other
+    # first word gives it (a clear gap above rounding), so the count is 4! of the 5! orders
+    words = "the cat saw a dog".split()
+    x, weights = word_vectors(words), toy_projections()
+    first = self_attention(x, *weights)[0][0]
+    gaps = {
+        order: float((self_attention(x[list(order)], *weights)[0][0] - first).abs().max())
+        for order in itertools.permutations(range(5))
+    }
+    assert all((gap < 1e-5) == (order[0] == 0) for order, gap in gaps.items())
+    assert min(g for order, g in gaps.items() if order[0] != 0) > 0.05
+    assert c4.evaluate(math.factorial(4)).status == PASS
+
+
+def test_each_concept_question_has_its_own_hint_not_the_generic_pointer():
+    for question in EXERCISE_CONCEPTS:
+        assert question.nudge and question.hints == (question.nudge,), question.name
+        assert "re-read" not in question.hints[0], question.name
+    # the right option no longer carries its whole proof: no option's text is much longer
+    lengths = [len(choice.text) for choice in c1.choices]
+    assert max(lengths) < 1.3 * min(lengths), lengths
+
+
 # (question, a known-wrong answer, a fragment of the sentence it gets)
 CONCEPT_WRONG = [
     (c1, "a", "Only the mean forgets"),
@@ -339,17 +364,18 @@ CONCEPT_WRONG = [
     (c3, "a", "only where the words land"),
     (c3, "c", "every word sees every word"),
     (c3, "d", "only when its input is a reordering"),
-    (c4, math.factorial(6), "six different words"),
+    (c4, math.factorial(5), "that holds for the mean"),
     (c4, 1, "not only the original"),
-    (c4, math.factorial(5), "orders of five words"),
-    (c4, math.comb(6, 2), "swap two of the words"),
-    (c4, 6**6, "any number of times"),
-    (c4, 180, "That is not the number"),
+    (c4, 5, "different vectors slot 0 can hold"),
+    (c4, math.factorial(5) - math.factorial(4), "give a different vector"),
+    (c4, math.factorial(3), "keeps two words in place"),
+    (c4, 4, "not their orders"),
+    (c4, 30, "That is not the number"),
 ]
 
 
 def test_the_concept_questions_pass_their_answer_computed_with_the_library():
-    right = {c1: "c", c2: "d", c3: "b", c4: math.factorial(6) // math.factorial(2)}
+    right = {c1: "c", c2: "d", c3: "b", c4: math.factorial(4)}
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
 

@@ -390,7 +390,7 @@ def _pairs(rule, n=12):
     return int(rule(offsets).sum())
 
 
-def _start(bidirectional=True, n=18, max_distance=50, **slip):
+def _start(bidirectional=True, n=22, max_distance=64, **slip):
     """The first distance before the query in the last bucket, this file's buckets (one slip)."""
     distances = torch.arange(0, 1000)
     buckets = _buckets(-distances, bidirectional, n, max_distance, **slip)
@@ -405,16 +405,19 @@ CONCEPT_WRONG = [
     (c1, _pairs(lambda o: o <= -7), "starts at offset −7"),
     (c1, _pairs(lambda o: (o <= -8) | (o >= 8)), "both end rows"),
     (c1, 17, "That is not the number"),
-    (c2, 50, "max_distance"),
+    (c2, 64, "max_distance"),
     (c2, _start(times_exact=True), "scaled by e instead of n − e"),
     (c2, _start(bidirectional=False), "causal bias"),
     (c2, _start(halve=False), "half the buckets a side"),  # 18 a side: the causal count again
     (c2, _start(rnd=True), "rounded"),
     (c2, _start(log_max=True), "log(max_distance / e)"),
-    (c2, 4, "where the exact buckets end"),
-    (c2, 9, "buckets on each side"),
-    (c2, 8, "last bucket's number"),
-    (c2, 35, "That is not the number"),
+    (c2, _start() - 1, "one too few"),  # the off-by-one: the bound's whole part
+    (c2, 5 * (64 / 5) ** (5 / 6), "the bound the inequality gives"),
+    (c2, round(5 * (64 / 5) ** (5 / 6), 1), "the bound the inequality gives"),
+    (c2, 5, "where the exact buckets end"),
+    (c2, 11, "buckets on each side"),
+    (c2, 10, "last bucket's number"),
+    (c2, 47, "That is not the number"),
     (c3, "a", "query word's vector"),
     (c3, "b", "down a column"),
     (c3, "d", "DeBERTa's position terms"),
@@ -426,16 +429,25 @@ CONCEPT_WRONG = [
 
 def test_the_concept_questions_pass_their_answer_computed_with_the_library():
     distances = torch.arange(0, 1000)
-    buckets = t5_relative_position_bucket(-distances, True, 18, 50)
+    buckets = t5_relative_position_bucket(-distances, True, 22, 64)
     right = {
         c1: _pairs(lambda o: o <= -8),
         c2: int(distances[buckets == buckets.max()].min()),
         c3: "c",
         c4: "a",
     }
-    assert right[c1] == 4 + 3 + 2 + 1 and right[c2] == _start() == 31
+    assert right[c1] == 4 + 3 + 2 + 1 and right[c2] == _start() == 42
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
+
+
+def test_c2_asks_about_bucket_settings_no_chapter_4_notebook_prints():
+    notebooks = [ROOT / "notebooks" / "04_relative_bias.ipynb"]
+    notebooks += sorted((ROOT / "notebooks" / "deeper").glob("04_*.ipynb"))
+    for path in notebooks:
+        text = path.read_text(encoding="utf-8")
+        assert "22, 64" not in text and "22 buckets" not in text, path.name
+    assert "22 buckets and max_distance = 64" in c2.prompt
 
 
 def test_what_c3_and_c4_claim_holds_in_the_library():

@@ -315,17 +315,13 @@ CONCEPT_WRONG = [
     (c1, 2 ** (-8 * 18 / 20), "paper's formula"),
     (c1, _m(2, 16), "ladder head 2 itself"),
     (c1, _m(2, 16) * 2 ** (-4 / 16), "half a step below"),
-    (c1, _m(17, 20), "head 17's slope"),
+    (c1, _m(17, 20), "first extra head"),
     (c1, 2 ** (-8 * 18 / 32), "32-head ladder"),
     (c1, 2 ** (-8 * 18 / 16), "past its end"),
     (c1, 0.3, "That is not the number"),
-    (c2, 1 / _m(3, 16), "factor e"),
-    (c2, math.log10(10) / _m(3, 16), "log base 10"),
-    (c2, float(effective_window(alibi_slopes(8))[2]), "8-head model"),
-    (c2, math.log(2) / _m(3, 16), "halved"),
-    (c2, math.log(10) * _m(3, 16), "upside down"),
-    (c2, math.ceil(math.log(10) / _m(3, 16)), "first whole distance"),
-    (c2, 6.4, "precision the question asks for"),
+    (c2, "a", "factor 100"),
+    (c2, "b", "same sum"),
+    (c2, "d", "not 100"),
     (c3, "a", "without ALiBi"),
     (c3, "c", "sign is flipped"),
     (c3, "d", "same sum"),
@@ -333,6 +329,9 @@ CONCEPT_WRONG = [
     (c4, (100_000 - 128) / 100_000, "left out the bias"),
     (c4, 10 ** (-128 * _m(13, 16)), "not of 10"),
     (c4, 128 * _m(13, 16), "not a share"),
+    (c4, float(far_mass(2.0**-13, 100_000, 127)[0]), "8-head formula"),  # 0.984
+    (c4, math.exp(-127 * _m(13, 16)), "one step further"),  # 0.246: off by one
+    (c4, math.exp(-1.41), "precision the question asks for"),  # 0.244: e^(-1.41) rounded early
     (c4, 0.5, "That is not the number"),
 ]
 
@@ -340,15 +339,26 @@ CONCEPT_WRONG = [
 def test_the_concept_questions_pass_their_answer_computed_with_the_library():
     right = {
         c1: _m(18, 20),
-        c2: math.log(10) / _m(3, 16),
+        c2: "c",
         c3: "b",
         c4: float(far_mass(_m(13, 16), 100_000, 127)[0]),
     }
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
-    assert (
-        c2.evaluate(6.5).status == PASS and c4.evaluate(math.exp(-128 * _m(13, 16))).status == PASS
-    )
+    assert c4.evaluate(math.exp(-128 * _m(13, 16))).status == PASS
+    assert c4.evaluate(0.243).status == PASS
+
+
+def test_c2s_numbers_are_the_librarys():
+    # c2's choices quote numbers; they must be what the library computes for 8 heads.
+    slopes = alibi_slopes(8)  # (8,)
+    ratio = (-99 * slopes.double()).exp()  # (8,): far key (d = 100) over near key (d = 1)
+    assert (ratio > 0.01).tolist() == [False] * 4 + [True] * 4  # heads 5-8, answer "c"
+    assert round(ratio[4].item(), 3) == 0.045 and round(ratio[3].item(), 3) == 0.002
+    assert round(math.log(100) / 99, 3) == 0.047
+    windows = effective_window(slopes).round().long().tolist()  # (8,)
+    assert windows[4:] == [74, 147, 295, 589]
+    assert [round(99 * m, 1) for m in slopes[4:6].tolist()] == [3.1, 1.5]
 
 
 @pytest.mark.parametrize(

@@ -363,12 +363,12 @@ def _wavelengths(head_dim=128, base=500_000.0):
 
 def _slow(turn=2 * math.pi, power=2):
     theta = 500_000.0 ** (-power * torch.arange(64, dtype=F64) / 128)  # (D/2,) Llama 3
-    return int((8192 * theta < turn).sum())
+    return int((131_072 * theta < turn).sum())
 
 
 # (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
 CONCEPT_WRONG = [
-    (c1, int((_wavelengths() <= 8192).sum()), "at least once"),
+    (c1, int((_wavelengths() <= 131_072).sum()), "at least once"),
     (c1, _slow(turn=1.0), "one radian"),
     (c1, 64, "not every pair is slow"),
     (c1, _slow(power=1), "fall too slowly"),
@@ -389,10 +389,10 @@ CONCEPT_WRONG = [
 
 
 def test_the_concept_questions_pass_their_answer_computed_with_the_library():
-    right = {c1: int((_wavelengths() > 8192).sum()), c2: "c", c3: "d", c4: "b"}
+    right = {c1: int((_wavelengths() > 131_072).sum()), c2: "c", c3: "d", c4: "b"}
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
-    assert c1.evaluate(29).status == PASS and c1.evaluate(29.0).status == PASS
+    assert c1.evaluate(15).status == PASS and c1.evaluate(15.0).status == PASS
 
 
 @pytest.mark.parametrize(
@@ -405,8 +405,8 @@ def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, 
 
 def test_the_numbers_the_concept_sentences_quote_are_the_librarys():
     waves = _wavelengths()
-    assert f"{waves[35]:,.0f}" == "8,219" and f"{waves[34]:,.0f}" == "6,695"
-    assert f"{waves[35]:,.0f}" in c1.why and f"{waves[34]:,.0f}" in c1.why
+    assert f"{waves[49]:,.0f}" == "145,029" and f"{waves[48]:,.0f}" == "118,143"
+    assert f"{waves[49]:,.0f}" in c1.why and f"{waves[48]:,.0f}" in c1.why
     # c2: with only the keys turned, the score follows n alone
     q, k = ch06_rope.random_query_key(64, seed=3)
     theta = rope_inv_freq(64, dtype=F64)[0]
@@ -434,3 +434,32 @@ def test_the_numbers_the_concept_sentences_quote_are_the_librarys():
     assert f"{100_000 / ch06_beyond.smallest_base(100_000, 128):.1f}" == "5.4"
     whys = " ".join(choice.why for choice in c4.choices)
     assert all(text in whys for text in shown)
+
+
+def test_c1_context_sits_far_from_a_pair_boundary():
+    # A learner who rounds 2π (to 6 or 6.3) or a wavelength by a few percent still counts 15 pairs:
+    # the boundary pairs' wavelengths are more than 8% from the context on either side.
+    waves = _wavelengths()
+    assert waves[48] < 131_072 / 1.08 and waves[49] > 131_072 * 1.08
+    for circle in (6.0, 6.3, 2 * math.pi * 1.05, 2 * math.pi * 0.95):
+        theta = rope_inv_freq(128, 500_000.0, dtype=F64)[0]
+        assert int((131_072 * theta < circle).sum()) == 15
+
+
+def test_each_exercise_concept_question_has_its_own_hint():
+    # A nudge toward this question's idea, not the generic "re-read section N".
+    for question in EXERCISE_CONCEPTS:
+        assert question.nudge and "re-read" not in question.nudge, question.name
+        assert question.hints == (question.nudge,)
+    assert len({q.nudge for q in EXERCISE_CONCEPTS}) == len(EXERCISE_CONCEPTS)
+
+
+def test_every_c4_option_gives_a_reason():
+    # No option stands out by lacking the justification the others give after a colon.
+    assert all(":" in choice.text for choice in c4.choices)
+
+
+def test_the_decay_bound_feedback_points_to_the_lecture_not_the_deep_dive():
+    message = q3.check(lambda t, dim, b: float(_bound(t, dim, b, divide=dim))).message
+    assert "divided by D" in message and "section 4 of the lecture" in message
+    assert "deep dive" not in message

@@ -25,7 +25,6 @@ from posenc_lib.checks.ch07 import (
     q3,
     q4,
 )
-from posenc_lib.rope_scaling import ntk_base
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = answer_functions(ROOT / "solutions" / "07_extrapolation.ipynb")
@@ -382,17 +381,15 @@ CONCEPT_WRONG = [
     (c1, "a", "only L = 64 rows"),
     (c1, "c", "Defined is not learned"),
     (c1, "d", "nothing wraps it"),
-    (c2, 10000.0 * 8, "common tutorial formula"),
-    (c2, 10000.0 / 8, "opposite of the aim"),
-    (c2, 10000.0 * 64, "over-stretches"),
-    (c2, ntk_base(10000.0, 8.0, 32), "for D = 32"),
-    (c2, 10000.0 * 8 ** (62 / 64), "upside down"),
-    (c2, 50000.0, "That is not the number"),
+    (c2, "a", "That is Position Interpolation"),
+    (c2, "c", "Reversed"),
+    (c2, "d", "YaRN's ramp"),
     (c3, _wave(0), "before any scaling"),
     (c3, 2 * math.pi / 4, "turns faster than before"),
     (c3, 64 / _wave(0, "PI"), "how many turns pair 0 makes"),
     (c3, 64 / _wave(0), "before scaling"),
     (c3, _wave(15, "PI"), "the slowest pair"),
+    (c3, 4 * round(_wave(0)), "the 6 that section 3c prints"),  # 4 x the rounded wavelength
     (c3, 12.6, "That is not the number"),
     (c4, "a", "measures YaRN alone"),
     (c4, "b", "More seeds"),
@@ -403,13 +400,12 @@ CONCEPT_WRONG = [
 def test_the_concept_questions_pass_their_answer_computed_with_the_library():
     right = {
         c1: "b",
-        c2: ntk_base(10000.0, 8.0, 64),
+        c2: "b",
         c3: _wave(0, "PI"),
         c4: "c",
     }
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
-    assert c2.evaluate(10000 * 8 ** (64 / 62)).status == PASS
     assert c3.evaluate(8 * math.pi).status == PASS and c3.evaluate(25.1).status == PASS
 
 
@@ -419,3 +415,20 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
 def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
     verdict = question.evaluate(wrong)
     assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+
+def test_c2s_ratios_and_c3s_rounded_wavelength_are_the_librarys():
+    """c2's right option and its why quote NTK-aware's ratios for s = 16 at D = 64; c3's named
+    mistake is 4 times the wavelength section 3c prints for pair 0, rounded to 6."""
+    ratio = ch07_scaling.frequency_ratio("NTK", 16.0, 64, 10000.0, 64)  # (32,)
+    assert ratio[0] == 1.0 and abs(1 / float(ratio[-1]) - 16) < 1e-9
+    assert f"{1 / float(ratio[16]):.1f}" == "4.2" and "1/4.2 for pair 16" in c2.right.why
+    assert bool((ratio[1:] < ratio[:-1]).all())  # the slower the pair, the more it is divided
+    assert f"{_wave(0):.0f}" == "6" and 4 * round(_wave(0)) == 24
+    assert c3.evaluate(24.0).status == FAIL and c3.evaluate(8 * math.pi).status == PASS
+
+
+def test_every_exercise_concept_question_has_its_own_hint():
+    """A nudge toward this question's idea, not the generic "re-read section N"."""
+    for question in EXERCISE_CONCEPTS:
+        assert question.nudge and not question.nudge.startswith("re-read"), question.name

@@ -56,7 +56,7 @@ def _theta(d, base, sign=-1):
 
 def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, scale_one=False,
           static_ntk=False, ignore=False, derived=False, no_max=False, no_round=False,
-          swap=False, ignore_attention_factor=False, default_betas=False):  # fmt: skip
+          swap=False, ignore_attention_factor=False, default_betas=False, paper=False):  # fmt: skip
     """q1's answer, or a usual mistake."""
     rope, base0, kind, d0 = _read(config)
     if derived:
@@ -93,6 +93,8 @@ def _rope(config, seq_len, *, sign=-1, d=None, base=None, linear_times=False, sc
         keep = 1 - ((torch.arange(d // 2, dtype=F64) - low) / (high - low)).clamp(0, 1)
         if swap:  # the ramp's ends swapped: the fast pairs divided, the slow ones kept
             keep = 1 - keep
+        if paper:  # the YaRN paper's ramp, linear in the turns over L instead of the pair index
+            keep = ((original * theta / (2 * math.pi) - slow) / (fast - slow)).clamp(0, 1)
         theta = theta / s * (1 - keep) + theta * keep
         scale = 1.0 if scale_one else 0.1 * math.log(s) + 1
         if rope.get("attention_factor") is not None and not (scale_one or ignore_attention_factor):
@@ -325,6 +327,7 @@ WRONG = {
         (lambda c, n: (_rope(c, n)[0].repeat(2), _rope(c, n)[1]), "one per pair of dims"),
         (lambda c, n: _rope(c, n, no_round=True), "i(beta_slow), unrounded"),
         (lambda c, n: _rope(c, n, swap=True), "you swapped the ramp's two ends"),
+        (lambda c, n: _rope(c, n, paper=True), "linear in the number of turns"),
         (lambda c, n: _rope(c, n, no_max=True), "your stretch falls below 1"),
         (_rope_without_old_type, "you ignored the 'linear' scaling"),
         (_rope_top_level_base, "you used base 10000"),
@@ -541,6 +544,23 @@ def test_c1_asks_about_a_config_the_lectures_table_does_not_hold():
     assert asked not in table
 
 
+def _yarn_factor(pair):
+    """YaRN's (s = 2, betas 32 and 1) factor on SmolLM2's pair ``pair``, from transformers."""
+    config = {"hidden_size": 576, "num_attention_heads": 9, "head_dim": 64,
+              "max_position_embeddings": 8192,
+              "rope_parameters": {"rope_theta": 100000.0, "rope_type": "yarn", "factor": 2.0,
+                                  "original_max_position_embeddings": 8192}}  # fmt: skip
+    scaled = _transformers_rope(config, 16384)[0][pair]
+    return float(scaled) / 100000.0 ** (-2 * pair / 64)
+
+
+def _yarn_paper(pair):
+    """The same with the YaRN paper's ramp, linear in the turns r over 8,192 (from 1 to 32)."""
+    turns = 8192 * 100000.0 ** (-2 * pair / 64) / (2 * math.pi)
+    keep = min(max((turns - 1) / 31, 0.0), 1.0)
+    return keep + (1 - keep) / 2
+
+
 # (question, a known-wrong answer computed with the library, a fragment of the sentence it gets)
 CONCEPT_WRONG = [
     (c1, _slowest(128, 500000.0), "Llama 3 8B's row"),
@@ -559,9 +579,11 @@ CONCEPT_WRONG = [
     (c3, 65504.0, "largest number"),
     (c3, 2.0**24 + 1, "float32's limit"),
     (c3, 2050.0, "That is not the number"),
-    (c4, "a", "tell neighbouring tokens apart"),
-    (c4, "c", "more slowly, not faster"),
-    (c4, "d", "function of m"),
+    (c4, 1.0, "1 (kept)"),
+    (c4, 0.5, "0.5 (halved)"),
+    (c4, _yarn_paper(15), "linear in the number of turns"),
+    (c4, 1.5, "more than 1"),
+    (c4, 0.9, "That is not the number"),
 ]
 
 
@@ -570,12 +592,19 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
         c1: _slowest(64, 500000.0),
         c2: "c",
         c3: _first_inexact(torch.float16),
-        c4: "b",
+        c4: _yarn_factor(15),
     }
     for question, answer in right.items():
         assert question.evaluate(answer).status == PASS, question.name
     assert c1.evaluate(2 * math.pi * 500000 ** (62 / 64)).status == PASS
     assert c3.evaluate(2**11 + 1).status == PASS
+    assert c4.evaluate(0.5 + 0.5 / 2).status == PASS  # pair 15: ramp 0.5 (pairs 10 to 20)
+
+
+def test_c4_asks_about_a_pair_on_yarns_ramp():
+    turns = 8192 * 100000.0 ** (-30 / 64) / (2 * math.pi)
+    assert 1 < turns < 32  # between beta_slow and beta_fast: neither kept nor halved
+    assert 0.5 < _yarn_factor(15) < 1
 
 
 @pytest.mark.parametrize(

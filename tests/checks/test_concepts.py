@@ -327,8 +327,15 @@ def test_ask_hint_and_solution_show_what_they_should(question, capsys):
     assert question.prompt in asked and question.function in asked
     right_why = question.right.why if isinstance(question, MultipleChoice) else question.why
     assert right_why not in asked
+    from posenc_lib.checks.diagnosis import leaked
+
     question.hint()
-    assert question.section in capsys.readouterr().out
+    hint = capsys.readouterr().out
+    assert (question.nudge or question.section) in hint  # its own nudge, or where to re-read
+    assert not leaked(hint.split(": hint: ", 1)[1], question.answer_keys), hint
+    question.hint()  # asked again: no repeat, a pointer to the solution
+    again = capsys.readouterr().out
+    assert "only hint" in again and f"{question.name}.solution()" in again
     question.solution()
     shown = capsys.readouterr().out
     assert right_why in shown

@@ -144,7 +144,11 @@ def test_hints_come_one_at_a_time(capsys):
     question.hint()
     question.hint()
     out = capsys.readouterr().out
-    assert "Hint 1 of 2" in out and out.count("Hint 2 of 2") == 2
+    # The third call repeats nothing: it says the hints are used up and where the solution is.
+    assert "Hint 1 of 2" in out and out.count("Hint 2 of 2") == 1
+    assert "that was the last hint (2 of 2)" in out and f"{question.name}.solution()" in out
+    question.hint(1)
+    assert "Hint 1 of 2" in capsys.readouterr().out
 
 
 def test_scorecard_adds_up_the_points(capsys):

@@ -143,9 +143,27 @@ def test_the_model_adds_its_terms_and_rounds_to_five_minutes():
     assert [course_plan.round5(m) for m in (0.4, 7.4, 7.5, 62.4, 62.6)] == [5, 5, 10, 60, 65]
 
 
-def test_the_plan_documents_its_calibration():
-    text = course_plan.PLAN.read_text(encoding="utf-8")
-    assert "85 minutes" in text and "100 minutes" in text and "13 cold readers" in text
+def test_the_pace_is_the_fit_to_the_recorded_cold_reads():
+    """[pace] holds the least-squares fit to course.toml's [[calibration]] estimates, rounded (within
+    5 %, so a notebook edited since the reads does not fail it), and a code line's seconds are the
+    time of words_per_code_line words at that speed."""
+    pace, _ = course_plan.load()
+    fit = course_plan.fit_pace()
+    assert fit.estimates >= 14 and fit.rms < 6, fit
+    assert pace["words_per_minute"] == pytest.approx(fit.words_per_minute, rel=0.05), fit
+    assert pace["minutes_per_coding_question"] == pytest.approx(
+        fit.minutes_per_coding_question, rel=0.05
+    ), fit
+    per_line = pace["words_per_code_line"] * 60 / pace["words_per_minute"]
+    assert pace["seconds_per_code_line"] == pytest.approx(per_line, abs=0.05)
+
+
+def test_the_fit_refuses_a_plan_with_too_few_estimates(tmp_path):
+    plan = course_plan.PLAN.read_text(encoding="utf-8")
+    cut = tmp_path / "course.toml"
+    cut.write_text(plan[: plan.index("\n[[calibration]]\n")], encoding="utf-8")
+    with pytest.raises(ValueError, match="the fit needs at least 3"):
+        course_plan.fit_pace(cut)
 
 
 def test_a_deep_dive_opens_with_what_it_assumes_and_answers_and_its_core_links_to_it():

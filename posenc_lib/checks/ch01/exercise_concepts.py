@@ -8,11 +8,12 @@ idea of the lecture on a case the lecture does not print, where the lecture's ow
   middle words swap;
 - c3 (choice): whether position vectors that repeat (row t depends only on whether t is even) let
   attention notice a swap of two slots with the same vector;
-- c4 (number): how many different sentences of six words, one of them twice, get the same pooled
-  sentence vector.
+- c4 (number): how many of the 120 orders of five different words give the same sentence vector
+  when the encoder reads the output in slot 0 instead of the mean (equivariance against invariance of
+  the readout; BERT's ``[CLS]`` is such a readout).
 
-The numeric answer and the named mistakes are computed, not typed in; the tests measure every claim
-the choices' ``why`` make with the library's ``self_attention``.
+Each question has its own hint, a nudge toward the idea. The numeric answer is counted with the
+library's ``self_attention``, not typed in; the tests measure every claim the choices' ``why`` make.
 """
 
 from __future__ import annotations
@@ -23,12 +24,22 @@ import math
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
 
-SENTENCE = "the dog saw the cat run"  # c4: six words, "the" twice
+SENTENCE = "the cat saw a dog"  # c4: five different words
 
 
-def _orders(words: list[str]) -> int:
-    """How many different word sequences use exactly these words (a repeated word counted as one)."""
-    return len(set(itertools.permutations(words)))
+def _same_slot0(words: list[str], tol: float = 1e-5) -> int:
+    """How many orders of ``words`` give section 3's toy attention the same output in slot 0 as the
+    original order (no positions), counted with the library's ``self_attention``."""
+    from posenc_lib import self_attention
+    from posenc_lib.analysis.ch01_order import toy_projections, word_vectors
+
+    weights = toy_projections()
+    x = word_vectors(words)  # (T, D)
+    first = self_attention(x, *weights)[0][0]  # (D,)
+    return sum(
+        float((self_attention(x[list(order)], *weights)[0][0] - first).abs().max()) < tol
+        for order in itertools.permutations(range(len(words)))
+    )
 
 
 c1 = MultipleChoice(
@@ -41,7 +52,7 @@ c1 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            N_("Invariant: the mean forgets the order, so f(PX) = f(X)."),
+            N_("Invariant: the mean of the rows forgets their order, so the output does too."),
             why=N_(
                 "Only the mean forgets the order; the term X moves with the rows, so slot by slot "
                 "f(PX) and f(X) differ. Invariance belongs to what forgets the rows' order "
@@ -50,7 +61,9 @@ c1 = MultipleChoice(
         ),
         Choice(
             "b",
-            N_("Neither: every output row depends on all the rows, which mixes up the words."),
+            N_(
+                "Neither: every output row depends on all the rows, so reordering mixes the words up."
+            ),
             why=N_(
                 "Self-attention also makes every output row depend on all the rows, and it is "
                 "equivariant. What matters is whether reordering the input only reorders the "
@@ -59,10 +72,7 @@ c1 = MultipleChoice(
         ),
         Choice(
             "c",
-            N_(
-                "Equivariant: mean(PX) = mean(X), and each row gets the same vector, so "
-                "f(PX) = PX + 1·mean(X) = P f(X)."
-            ),
+            N_("Equivariant: every row gets the same added vector, so the rows move as X moves."),
             why=N_(
                 "The mean of the rows does not depend on their order, and a vector added to every "
                 "row moves with no row: P(1·m) = 1·m. So f(PX) = P f(X), the definition of section "
@@ -71,7 +81,7 @@ c1 = MultipleChoice(
         ),
         Choice(
             "d",
-            N_("Both: its output is the same for every order, and it moves with the rows."),
+            N_("Both: the mean term forgets the order and the X term keeps it, so f is both."),
             why=N_(
                 "Both would need P f(X) = f(X) for every P, that is all output rows equal. Here "
                 "row i still holds word i's own vector, so the outputs differ slot by slot "
@@ -81,6 +91,10 @@ c1 = MultipleChoice(
     ),
     answer="c",
     section=N_("section 3 of the lecture"),
+    hint=N_(
+        "write f(PX) term by term: what does P do to the term X, and what to the mean of the "
+        "rows? Then compare the result with P f(X) and with f(X)."
+    ),
 )
 
 c2 = MultipleChoice(
@@ -129,6 +143,11 @@ c2 = MultipleChoice(
     ),
     answer="d",
     section=N_("section 6 of the lecture"),
+    hint=N_(
+        "for each of the four words, write the set of words it may attend to (itself and the words "
+        "before it), once before the swap and once after. A word's output changes only if its "
+        "set changes."
+    ),
 )
 
 c3 = MultipleChoice(
@@ -183,62 +202,82 @@ c3 = MultipleChoice(
     ),
     answer="b",
     section=N_("sections 3 and 5 of the lecture"),
+    hint=N_(
+        "write the new input as PX + PE and compare it with P(X + PE) = PX + P·PE: they are equal "
+        "when P·PE = PE. Which rows of PE does this P swap, and what do they hold?"
+    ),
 )
 
 c4 = Numeric(
     "c4",
     prompt=N_(
-        "A sentence encoder with no position information (section 3's self-attention, then the "
-        'mean of its outputs) reads "the dog saw the cat run": six words, "the" twice. How many '
-        "different sentences, the original included, use exactly these six words and get the same "
-        "sentence vector (up to rounding)?"
+        "A sentence encoder with no position information uses section 3's self-attention, but "
+        "instead of the mean of its outputs it keeps the output in slot 0 as the sentence vector. "
+        'It reads the five different words of "the cat saw a dog" in each of their 120 orders. '
+        "How many of these orders, the original included, give the same sentence vector as the "
+        "original order (up to rounding)?"
     ),
-    answer=lambda: _orders(SENTENCE.split()),
+    answer=lambda: _same_slot0(SENTENCE.split()),
     rel_tol=0.001,
     why=N_(
-        "Every reordering gives the same vector: each output moves with its word and the mean "
-        'forgets the order. The 6! = 720 orders count each sentence twice (the two "the" '
-        "swapped), so there are 720 / 2 = 360 different sentences (section 3)."
+        "Slot 0 holds the output of the word standing there, and by equivariance that output does "
+        'not depend on how the other four are ordered: every order with "the" first gives the same '
+        "vector, 4! = 24 of the 120. One slot is equivariant, not invariant like the mean (section 3)."
     ),
     mistakes=(
         Mistake(
-            math.factorial(6),
+            math.factorial(5),
             N_(
-                'you counted the orders of six different words; the two "the" are the same word, '
-                "and swapping them gives back the same sentence."
+                "that holds for the mean, which forgets where the rows went; one slot holds the "
+                "output of whichever word stands there, and the words do not all give the same "
+                "output (section 3: equivariant is not invariant)."
             ),
         ),
         Mistake(
             1,
             N_(
-                "not only the original: the encoder cannot see any reordering, because each output "
-                "moves with its word and the mean forgets where the rows went (section 3)."
+                "not only the original: the output in slot 0 belongs to the word standing there, "
+                "and that word's output does not depend on the order of the words after it "
+                "(section 3)."
             ),
         ),
         Mistake(
-            math.factorial(5),
+            5,
             N_(
-                'you counted the orders of five words; the sentence has six, "the" in two of its '
-                "slots (section 3)."
+                "that counts the different vectors slot 0 can hold, one per word that can stand "
+                "there; the question asks how many orders give the original's vector."
             ),
         ),
         Mistake(
-            math.comb(6, 2),
+            math.factorial(5) - math.factorial(4),
             N_(
-                "that counts the ways to swap two of the words; every order gives the same mean, "
-                "not only a single swap (section 3)."
+                "that counts the orders that give a different vector; the question asks for those "
+                "that give the same one, the original included."
             ),
         ),
         Mistake(
-            6**6,
+            math.factorial(3),
             N_(
-                "that lets a word appear any number of times; a reordering uses each of the six "
-                "words exactly as often as the sentence does."
+                "that keeps two words in place; only the word in slot 0 must stay, and the others "
+                "may stand in any order."
+            ),
+        ),
+        Mistake(
+            4,
+            N_(
+                "that counts the words after slot 0, not their orders: count the ways to arrange "
+                "them."
             ),
         ),
     ),
-    answer_keys=("720 / 2", "6! / 2", "6!/2", "6!/2!"),
+    answer_keys=("4!", "4 !", "24"),
     section=N_("section 3 of the lecture"),
+    hint=N_(
+        "slot 0 holds the output of whichever word stands there. Which orders put the original "
+        "first word there, and does that word's output depend on how the words after it are "
+        "ordered?"
+    ),
 )
+
 
 EXERCISE_CONCEPTS = (c1, c2, c3, c4)

@@ -147,6 +147,13 @@ c2 = Numeric(
                 "asked for is 0.25 (section 3)."
             ),
         ),
+        Mistake(
+            GAP * (LONG - 1) + 1,
+            N_(
+                "you counted the tokens from the first to the last, both included; tokens apart "
+                "counts the steps between them, as positions 2 and 3 are one apart (section 3)."
+            ),
+        ),
     ),
     section=N_("section 3 of this chapter (normalized positions)"),
 )

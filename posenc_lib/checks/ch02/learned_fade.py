@@ -385,6 +385,6 @@ class FirstOffsetBelow(Question):
             )
         return where(
             _(
-                "Your offset is not the first k whose mean cosine over t = 0 .. T-1-k drops below the threshold: print your curve at offsets 1 to 10 and compare it with the lecture's."
+                "Your offset is not the first k whose mean cosine over t = 0 .. T-1-k drops below the threshold: print your curve at offsets 1 to 10 for this input and work one of them out by hand, the mean of cos(P_t, P_t+k) over its T - k pairs (on MiniLM's table, the lecture's section 5 prints offsets 1 to 8)."
             )
         )

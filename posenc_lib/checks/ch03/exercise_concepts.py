@@ -4,7 +4,7 @@ idea of the lecture on numbers or a case the lecture does not print, where the l
 
 - c1 (number): the first pair of a D = 64 table whose wavelength is longer than a 512-token text;
 - c2 (choice): whether a table of (sin, −sin) pairs has a matrix that moves it k steps;
-- c3 (choice): the smallest base whose raw dot products still measure offsets of a few thousand;
+- c3 (choice): the smallest base whose raw dot products still measure offsets of 2,000 to 4,000;
 - c4 (number): the width that makes the mean |cos(word, position)| three times smaller.
 
 The numeric answers and the named mistakes are computed with the library, not typed in.
@@ -157,62 +157,62 @@ c2 = MultipleChoice(
 c3 = MultipleChoice(
     "c3",
     prompt=N_(
-        "To the raw dot product ⟨PE_t, PE_t+k⟩ of a D = 256 table, offsets of 2,000 to 4,000 "
-        "tokens should still look nearer than offsets ten times larger: their mean similarity "
-        "clearly above zero, not within the 0.03 that section 3 reads as 'run out'. Which is the "
-        "smallest of the bases 10, 100, 1000 and 10000 that does it?"
+        "In a D = 256 table, offsets of 2,000 to 4,000 tokens should get a mean similarity "
+        "⟨PE_t, PE_t+k⟩ / (D/2) of at least 0.15, as offsets of a few hundred tokens do at base "
+        "10000 (section 3). Which is the smallest of the bases 1000, 10000, 100000 and 1,000,000 "
+        "that does it?"
     ),
     choices=(
         Choice(
             "a",
             N_(
-                "10: wide tables keep every position distinct at any of these bases, so even the "
-                "smallest base tells far offsets apart."
+                "1000: its longest wavelength, about 2π · 1000 ≈ 6,283 tokens, is longer than "
+                "4,000 tokens."
             ),
             why=N_(
-                "That is uniqueness, which the other pairs give at every base; the raw dot "
-                "product's mean runs out near k ≈ base, so base 10 stops measuring at about 10 "
-                "(section 3)."
+                "That is the popular wavelength argument. The ruler runs out long before one "
+                "wavelength, and before the base itself: base 1000's mean is within 0.03 of zero "
+                "from k ≈ 434 on (section 3)."
             ),
         ),
         Choice(
             "b",
             N_(
-                "100: a smaller base turns every pair faster, so the dot product changes faster "
-                "with k and separates far offsets better."
+                "10000: every offset is below the base, and the similarity falls with log k all "
+                "the way to k ≈ base."
             ),
             why=N_(
-                "Fast pairs scramble: once k ω_i ≫ 1 a pair adds about 0 on average, so a small "
-                "base leaves no pair to measure offsets of thousands; the mean runs out near "
-                "k ≈ base (section 3)."
+                "The ruler runs out well before k ≈ base: base 10000's mean is within 0.03 of zero "
+                "from about 3,600 on, and its decade [1000, 10⁴) averages 0.013 (section 3). Over "
+                "2,000 to 4,000 at D = 256 it keeps 0.07, short of 0.15."
             ),
         ),
         Choice(
             "c",
             N_(
-                "1000: its longest wavelength, about 2π · 1000 ≈ 6,283 tokens, is longer than "
-                "4,000 tokens."
+                "100000: the offsets are then about 1/50 to 1/25 of the base, well short of "
+                "base/3, where the ruler runs out."
             ),
             why=N_(
-                "That is the popular wavelength argument. The ruler runs out near k ≈ base, not "
-                "2π · base: with base 1000 the mean over offsets from 1,000 up is already within "
-                "0.03 of zero (section 3)."
+                "log_base k is 0.66 to 0.72 for these offsets, so the pair count 1 − log_base k "
+                "gives 0.28 to 0.34, less the 0.11 by which it overestimates: about 0.2. The "
+                "measured mean at D = 256 is 0.25; base 10000 keeps only 0.07 (section 3)."
             ),
         ),
         Choice(
             "d",
             N_(
-                "10000: the mean similarity keeps falling with log k only up to k ≈ base, so the "
-                "base must be above 4,000."
+                "1,000,000: a mean of 0.15 needs the offsets below base/100, so the base must be "
+                "at least a hundred times 4,000."
             ),
             why=N_(
-                "Pairs with ω_i < 1/k still add about 1 each, about (D/2)(1 − log_base k) of them, "
-                "none near k ≈ base. Base 10000 keeps a mean of 0.07 over offsets 2,000 to 4,000; "
-                "base 1000's is within 0.03 of zero (section 3)."
+                "That asks too much: base 1,000,000 does it (0.38 at D = 256), but so does a "
+                "smaller one. Put these offsets into the pair count, 1 − log_base k less about "
+                "0.11, for each base in turn (section 3)."
             ),
         ),
     ),
-    answer="d",
+    answer="c",
     section=N_("section 3 of this chapter (why base 10000?)"),
 )
 

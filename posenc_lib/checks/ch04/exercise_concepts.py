@@ -3,8 +3,8 @@ idea of the lecture on numbers or a case the lecture does not print, where the l
 (``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks about the ideas themselves.
 
 - c1 (number): how many (query, key) pairs of a 12-token text read row 0 of Shaw's table, C = 8;
-- c2 (number): from which distance a bidirectional T5 bias with 18 buckets and max_distance 50
-  puts every earlier key in its last bucket;
+- c2 (number): from which distance a bidirectional T5 bias with 22 buckets and max_distance 64
+  puts every earlier key in its last bucket (settings no notebook prints);
 - c3 (choice): which score term gives two pairs of different words at the same offset one value;
 - c4 (choice): what stays the same when a 4-word sentence moves, with Shaw's relative keys.
 
@@ -23,7 +23,7 @@ from posenc_lib.i18n import N_
 from posenc_lib.relative import t5_relative_position_bucket
 
 TOKENS, CLIP = 12, 8  # c1: the text's length and Shaw's clipping distance C
-BUCKETS, REACH = 18, 50  # c2: num_buckets and max_distance of a bidirectional T5 bias
+BUCKETS, REACH = 22, 64  # c2: num_buckets and max_distance of a bidirectional T5 bias
 
 
 def _pairs(rule) -> int:
@@ -101,22 +101,28 @@ c1 = Numeric(
 c2 = Numeric(
     "c2",
     prompt=N_(
-        "A bidirectional T5 bias (an encoder's) has 18 buckets and max_distance = 50. From which "
+        "A bidirectional T5 bias (an encoder's) has 22 buckets and max_distance = 64. From which "
         "distance on do all keys before the query share its last bucket?"
     ),
-    answer=lambda: _last_bucket_start(),
-    rel_tol=0.01,
-    answer_keys=("12.5^0.8", "4 · 12.5^0.8", "30.2"),
+    answer=lambda: min(
+        r for r in range(1000) if t5_relative_position_bucket(torch.tensor(-r), True, 22, 64) == 10
+    ),
+    rel_tol=0.0015,
+    answer_keys=("12.8^(5/6)", "5 · 12.8^(5/6)", "41.8"),
     why=N_(
-        "9 buckets a side, e = 4 exact ones and n − e = 5 log ones. The last bucket is 8: "
-        "⌊log(r/4) / log(50/4) · 5⌋ ≥ 4 needs r ≥ 4 · 12.5^0.8 ≈ 30.2, so the last bucket starts "
-        "at 31, well before max_distance (section 5)."
+        "11 buckets a side, e = 5 exact ones and n − e = 6 log ones. The last bucket is 10: "
+        "5 + ⌊log(r/5) / log(64/5) · 6⌋ ≥ 10 needs r ≥ 5 · 12.8^(5/6) ≈ 41.8, so the last bucket "
+        "starts at the whole distance 42, well before max_distance (section 5)."
+    ),
+    hint=N_(
+        "Work on one side: 11 buckets, of which e = 5 are exact. Write the log formula for a "
+        "distance r, ask when its floor first reaches the last bucket, 10, and solve for r."
     ),
     mistakes=(
         Mistake(
             _last_bucket_start(times_exact=True),
             N_(
-                "50 is max_distance, where the formula would pass the last bucket (or what you get "
+                "64 is max_distance, where the formula would pass the last bucket (or what you get "
                 "when the log buckets are scaled by e instead of n − e): the floor reaches the last "
                 "bucket earlier (section 5)."
             ),
@@ -124,7 +130,7 @@ c2 = Numeric(
         Mistake(
             _last_bucket_start(bidirectional=False),
             N_(
-                "that is where a causal bias with 18 buckets (all on one side) starts its last "
+                "that is where a causal bias with 22 buckets (all on one side) starts its last "
                 "bucket; a bidirectional one has half the buckets a side (section 5)."
             ),
         ),
@@ -143,19 +149,35 @@ c2 = Numeric(
             ),
         ),
         Mistake(
-            4,
+            _last_bucket_start() - 1,
             N_(
-                "4 is e, where the exact buckets end and the log buckets begin; those widen up to "
+                "one too few: that distance still lands in the bucket before the last. Solve the "
+                "inequality, then take the first whole distance that satisfies it (section 5)."
+            ),
+        ),
+        Mistake(
+            5 * (REACH / 5) ** (5 / 6),
+            N_(
+                "that is the bound the inequality gives, not a distance: distances are whole "
+                "numbers, and the floor reaches the last bucket at the first one past it (section 5)."
+            ),
+        ),
+        Mistake(
+            5,
+            N_(
+                "5 is e, where the exact buckets end and the log buckets begin; those widen up to "
                 "the last bucket (section 5)."
             ),
         ),
         Mistake(
-            9,
-            N_("9 is the number of buckets on each side, not a distance (section 5)."),
+            11,
+            N_("11 is the number of buckets on each side, not a distance (section 5)."),
         ),
         Mistake(
-            8,
-            N_("8 is the last bucket's number; the question asks from which distance (section 5)."),
+            10,
+            N_(
+                "10 is the last bucket's number; the question asks from which distance (section 5)."
+            ),
         ),
     ),
     section=N_("section 5 of this chapter (T5: one number per bucket)"),
@@ -165,8 +187,8 @@ c2 = Numeric(
 c3 = MultipleChoice(
     "c3",
     prompt=N_(
-        "In one head, the pairs (query 'the', key 'cat') and (query 'mat', key 'on') have the same "
-        "offset, j − i = −1. Which of these score terms is sure to give both pairs the same value, "
+        "In one head reading 'the cat sat on the mat', the pairs (query 'cat', key 'the') and "
+        "(query 'on', key 'sat') have the same offset, j − i = −1. Which of these score terms is sure to give both pairs the same value, "
         "whatever the words' vectors?"
     ),
     choices=(
@@ -174,7 +196,7 @@ c3 = MultipleChoice(
             "a",
             N_("Shaw's q_i · a_clip(j−i), since both pairs read the same row a_−1."),
             why=N_(
-                "The row is the same, but q_i is the query word's vector: 'the' and 'mat' give "
+                "The row is the same, but q_i is the query word's vector: 'cat' and 'on' give "
                 "different q_i, so one row scores differently (section 3; section 2's table)."
             ),
         ),
@@ -182,7 +204,7 @@ c3 = MultipleChoice(
             "b",
             N_("Transformer-XL's u · k_j, since u is one learned vector for every query."),
             why=N_(
-                "u is shared, but k_j is the key word's vector, 'cat' or 'on': the term is the "
+                "u is shared, but k_j is the key word's vector, 'the' or 'sat': the term is the "
                 "same down a column, not along a diagonal (section 4)."
             ),
         ),
@@ -204,6 +226,10 @@ c3 = MultipleChoice(
         ),
     ),
     answer="c",
+    hint=N_(
+        "For each term, list the vectors it reads: a term that reads q_i or k_j changes when the "
+        "query or key word changes, even at the same offset."
+    ),
     section=N_("section 2 of this chapter (where position enters a score; sections 3 to 6)"),
 )
 
@@ -211,15 +237,15 @@ c4 = MultipleChoice(
     "c4",
     prompt=N_(
         "A 4-word sentence sits at start 0, then at start 30, of a 64-token context of other "
-        "tokens. The model's only position signal is Shaw's relative keys with C = 8. Which is "
-        "true of the sentence's own 4 × 4 block?"
+        "tokens, the same word vectors each time. In one attention layer whose only position signal "
+        "is Shaw's relative keys with C = 8, which is true of the sentence's own 4 × 4 block?"
     ),
     choices=(
         Choice(
             "a",
             N_(
-                "Its scores are the same at both places; its attention weights change, since the "
-                "softmax also sums over the context's tokens, which differ."
+                "Its 16 logits q_i · (k_j + a_ij) / √d match at both places; its 16 softmax outputs "
+                "do not, since each row's normalising sum runs over all 64 keys."
             ),
             why=N_(
                 "A score among the sentence's words depends on their words and their offset, "

@@ -4,7 +4,8 @@ idea of the lecture on numbers the lecture does not print, where the lecture's o
 
 - c1 (number): the slope of head 18 of a 20-head model, from the rule for head counts that are not
   a power of two;
-- c2 (number): the effective window of head 3 of a 16-head model, to one decimal;
+- c2 (choice): which heads of 8 still give a key 100 tokens back 1% of a neighbour's weight, and
+  why (a ratio of two weights, a factor 100 rather than the window's 10);
 - c3 (choice): which of two keys wins, given their content scores, their distances and the slope;
 - c4 (number): the share of a head's attention beyond the training distance on a very long text.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 
 from posenc_lib.alibi import alibi_slopes
-from posenc_lib.analysis.ch05_alibi import effective_window, far_mass
+from posenc_lib.analysis.ch05_alibi import far_mass
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
 
@@ -74,8 +75,8 @@ c1 = Numeric(
         Mistake(
             _slope(17, 20),
             N_(
-                "that is head 17's slope, or a half step of 2^0.5, the 8-head ladder's; count the "
-                "extra heads from head 17, and the half step follows the ladder of 16 (section 2)."
+                "that is the slope of head 17, the first extra head (half a step above ladder "
+                "head 1); head 18 is the second extra head (section 2)."
             ),
         ),
         Mistake(
@@ -94,61 +95,76 @@ c1 = Numeric(
         ),
     ),
     section=N_("section 2 of this chapter"),
+    hint=N_(
+        "20 = 16 + 4: find which head of the 16-head ladder head 18 is paired with, and how big "
+        "half a step of that ladder is."
+    ),
 )
 
-c2 = Numeric(
+c2 = MultipleChoice(
     "c2",
     prompt=N_(
-        "Head 3 of a 16-head ALiBi model: with equal content scores, at what distance (in tokens) "
-        "has its bias cut a key's attention weight by a factor of 10, the head's effective window? "
-        "Answer to one decimal."
+        "An 8-head ALiBi model (slopes 1/2, 1/4, …, 1/256), all content scores equal. Which heads "
+        "still give a key 100 tokens back more than 1% of the weight they give the key 1 token "
+        "back, and why not the others?"
     ),
-    answer=lambda: float(effective_window(alibi_slopes(16))[2]),  # ln(10) / m, head 3 of 16
-    rel_tol=0.03,
-    decimals=1,
-    unit=N_("tokens"),
-    answer_keys=("2^1.5 · ln 10", "2^1.5 ln 10", "ln(10) · 2^1.5", "m = 2^(−1.5)", "m = 2^(-1.5)"),
-    why=N_(
-        "Head 3 of 16 has m = 2^(−8·3/16) = 2^(−1.5) ≈ 0.354, and the window is ln(10) / m = "
-        "2^1.5 · ln 10 ≈ 6.5 tokens (section 3)."
+    choices=(
+        Choice(
+            "a",
+            N_(
+                "Heads 6–8: their effective windows (147, 295 and 589 tokens) reach past 100 "
+                "tokens, and head 5's (74 tokens) does not."
+            ),
+            why=N_(
+                "The window marks a factor 10 in weight; the question asks for a factor 100, which "
+                "a head reaches at ln(100)/m, twice its window. Head 5 (m = 1/32) gives the far "
+                "key e^(−99/32) ≈ 0.045 of the near key's weight (section 3)."
+            ),
+        ),
+        Choice(
+            "b",
+            N_(
+                "All eight: softmax divides by a sum over every key, so the other keys, not the "
+                "bias, decide how two weights compare."
+            ),
+            why=N_(
+                "Softmax divides both weights by the same sum, so their ratio is e raised to the "
+                "difference of their scores, whatever the other keys; for head 1 (m = 1/2) that "
+                "is e^(−49.5), about 10^(−22) (section 1)."
+            ),
+        ),
+        Choice(
+            "c",
+            N_(
+                "Heads 5–8: the far key gets e^(−99 m) times the near key's weight, above 0.01 "
+                "only while m < ln(100)/99 ≈ 0.047, and heads 1–4 have m ≥ 1/16."
+            ),
+            why=N_(
+                "The two keys differ by 99 steps, so the far one gets e^(−99 m) times the near "
+                "one's weight, whatever the other keys. That is above 0.01 while 99 m < ln 100 ≈ "
+                "4.6: heads 5–8 (head 5 keeps 0.045); head 4 (m = 1/16) keeps e^(−6.2) ≈ 0.002 "
+                "(sections 1 and 3)."
+            ),
+        ),
+        Choice(
+            "d",
+            N_(
+                "Heads 7 and 8: only their penalty over the 99 extra steps stays below 1 (99/128 "
+                "and 99/256), and a penalty above 1 costs more than 99% of the weight."
+            ),
+            why=N_(
+                "A penalty of 1 costs a factor e ≈ 2.7, not 100: the weight falls below 1% only "
+                "once the penalty passes ln 100 ≈ 4.6, and heads 5 and 6 (penalties 3.1 and 1.5) "
+                "stay below that (section 1)."
+            ),
+        ),
     ),
-    mistakes=(
-        Mistake(
-            1 / _slope(3, 16),
-            N_(
-                "1/m is where the weight has fallen by a factor e (it is also what log base 10 "
-                "gives): softmax weights are powers of e, and the factor asked for is 10 (section 3)."
-            ),
-        ),
-        Mistake(
-            float(effective_window(alibi_slopes(8))[2]),
-            N_(
-                "that is head 3 of an 8-head model, section 3's table; a 16-head ladder steps by "
-                "2^(−0.5), not 2^(−1) (section 2)."
-            ),
-        ),
-        Mistake(
-            math.log(2) / _slope(3, 16),
-            N_(
-                "that is where the weight has halved; the question asks for a factor of 10 (section 3)."
-            ),
-        ),
-        Mistake(
-            math.log(10) * _slope(3, 16),
-            N_(
-                "your window grows with the slope, whereas a steeper head forgets sooner: the slope "
-                "is upside down (section 3)."
-            ),
-        ),
-        Mistake(
-            float(math.ceil(math.log(10) / _slope(3, 16))),
-            N_(
-                "that is the first whole distance below a tenth; the factor is exactly 10 somewhat "
-                "earlier, at a distance that need not be whole (section 3)."
-            ),
-        ),
+    answer="c",
+    section=N_("sections 1 and 3 of this chapter"),
+    hint=N_(
+        "two keys with equal content differ only in their bias: write the ratio of their weights "
+        "as e to a power, then ask for which slopes it stays above 0.01."
     ),
-    section=N_("section 3 of this chapter"),
 )
 
 c3 = MultipleChoice(
@@ -200,6 +216,10 @@ c3 = MultipleChoice(
     ),
     answer="b",
     section=N_("section 1 of this chapter"),
+    hint=N_(
+        "take m·d off each key's content score, then compare the two results: the ratio of two "
+        "softmax weights is e to their difference."
+    ),
 )
 
 c4 = Numeric(
@@ -207,10 +227,11 @@ c4 = Numeric(
     prompt=N_(
         "A 16-head ALiBi model trained on 128-token texts reads a text of 100,000 tokens. With "
         "equal content scores, what share of head 13's attention (from the last query) goes to keys "
-        "more than 127 tokens back? Give a number between 0 and 1."
+        "more than 127 tokens back? Give a number between 0 and 1, to three decimals."
     ),
     answer=lambda: float(far_mass(_slope(13, 16), LONG_TEXT, TRAINED - 1)[0]),
-    rel_tol=0.02,
+    rel_tol=0.005,
+    decimals=3,
     answer_keys=("e^(−128 m)", "e^(-128 m)", "e^(−128·m)", "exp(-128 m)", "e^(−1.41)", "e^(-1.41)"),
     why=N_(
         "Head 13 of 16 has m = 2^(−6.5) ≈ 0.0110. With equal content the weights fall as e^(−m·d), "
@@ -237,6 +258,20 @@ c4 = Numeric(
             N_("softmax weights are powers of e, not of 10 (section 3)."),
         ),
         Mistake(
+            float(far_mass(_ladder(13, 8), LONG_TEXT, TRAINED - 1)[0]),
+            N_(
+                "that is head 13 with the 8-head formula, m = 2^(−8·13/8) = 2^(−13); this model "
+                "has 16 heads, so its ladder steps by 2^(−8/16) (section 2)."
+            ),
+        ),
+        Mistake(
+            math.exp(-(TRAINED - 1) * _slope(13, 16)),
+            N_(
+                'that is the share past distance 126: "more than 127 tokens back" starts at '
+                "distance 128, one step further (section 5)."
+            ),
+        ),
+        Mistake(
             TRAINED * _slope(13, 16),
             N_(
                 "that is m·128, the bias at the training distance, not a share of the attention "
@@ -245,6 +280,10 @@ c4 = Numeric(
         ),
     ),
     section=N_("section 5 of this chapter"),
+    hint=N_(
+        "with equal content the weight at distance d is proportional to e^(−m·d), a geometric "
+        "series; on 100,000 tokens, what share of such a series lies past its first 128 terms?"
+    ),
 )
 
 EXERCISE_CONCEPTS = (c1, c2, c3, c4)

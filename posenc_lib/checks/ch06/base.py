@@ -65,7 +65,7 @@ class SmallestBase(Question):
         if same_number(got, want, BASE_RTOL, 0.0):
             return None
         mistakes = [
-            (float(length), N_("you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength reaches L at a smaller base (section 8 of the lecture).")),
+            (float(length), N_("you returned the context length itself, the rule \"base > context\"; the slowest pair's wavelength reaches L at a smaller base (section 7 of the lecture).")),
             (_base(length, d, circle=1.0), N_("you left out the 2 pi: a wavelength is 2 pi / theta positions, not 1 / theta.")),
             (_base(length, d, circle=1 / (2 * math.pi)), N_("you multiplied by 2 pi where your equation divides by it: redo the step that moves the 2 pi to the other side.")),
             (_base(length, d, circle=math.pi), N_("you used pi; one full turn is 2 pi radians.")),
@@ -81,7 +81,7 @@ class SmallestBase(Question):
             return named
         if got > length:
             return _(
-                "Your base is larger than the context length; the slowest pair's wavelength reaches the context at a smaller base: write that wavelength and solve for the base (section 8)."
+                "Your base is larger than the context length; the slowest pair's wavelength reaches the context at a smaller base: write that wavelength and solve for the base (section 7)."
             )
         return _(
             "Your base differs from the one whose slowest pair (i = D/2 - 1) turns exactly once over the context."

@@ -103,7 +103,7 @@ class DecayBound(Question):
             return None
         mistakes = [
             (_bound_variant(distance, d, base, divide=1), N_("you returned the sum of the |S_j|; the relative bound divides it by D/2.")),
-            (_bound_variant(distance, d, base, divide=d), N_("you divided by D; count the partial sums again (step 1 of the deep dive on RoFormer's decay bound).")),
+            (_bound_variant(distance, d, base, divide=d), N_("you divided by D; count the partial sums |S_j| that the mean runs over (section 4 of the lecture).")),
             (_bound_variant(distance, d, base, reduce="last"), N_("you returned |S_{D/2}|, the last partial sum only; the bound averages all of |S_1|, ..., |S_{D/2}|.")),
             (_bound_variant(distance, d, base, reduce="last") / (d // 2), N_("you returned |S_{D/2}| / (D/2), the last partial sum divided by D/2; the bound is the mean of all D/2 values |S_1|, ..., |S_{D/2}|.")),
             (_bound_variant(distance, d, base, reduce="re"), N_("you averaged the real parts of S_j; the bound uses their moduli |S_j| = sqrt(re^2 + im^2).")),

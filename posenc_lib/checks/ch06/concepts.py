@@ -49,15 +49,15 @@ c1 = Numeric(
             1.0,
             N_(
                 "1 is θ_0, the angle pair 0 turns per position (in radians), not the number of "
-                "positions a full turn takes (sections 2 and 8)."
+                "positions a full turn takes (sections 2 and 7)."
             ),
         ),
         Mistake(
             _wavelength(63, head_dim=128, base=500_000.0),
             N_(
                 "about 2,559,000 positions is the wavelength of Llama 3's slowest pair, "
-                "i = D/2 − 1 = 63 (section 8's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
-                "(sections 2 and 8)."
+                "i = D/2 − 1 = 63 (section 7's table). Pair 0 is the fastest: θ_0 = base^0 = 1 "
+                "(sections 2 and 7)."
             ),
         ),
         Mistake(
@@ -65,14 +65,14 @@ c1 = Numeric(
             N_(
                 "about 3,141,593 is a common tutorial's wavelength for a pair turning 1/base radian per "
                 "position; no pair of RoPE turns that slowly, and pair 0, the fastest, turns 1 radian "
-                "per position (section 8)."
+                "per position (section 7)."
             ),
         ),
         Mistake(
             500_000.0,
             N_(
                 "500,000 is the base. It sets the slowest pair's speed, not pair 0's: pair 0 turns "
-                "θ_0 = base^0 = 1 radian per position at any base (sections 2 and 8)."
+                "θ_0 = base^0 = 1 radian per position at any base (sections 2 and 7)."
             ),
         ),
     ),
@@ -205,7 +205,7 @@ c4 = MultipleChoice(
                 "A common rule of thumb, loose and wrong as a must: for D = 128 the slowest pair "
                 "turns less than once over 32,768 tokens from base 5,974 on, and Mistral 7B v0.1 breaks "
                 "it, pairing base 10,000 with 32,768 positions while its slowest pair still turns "
-                "less than once (wavelength 54,410) (section 8)."
+                "less than once (wavelength 54,410) (section 7)."
             ),
         ),
         Choice(
@@ -216,9 +216,9 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell near "
-                "from far on its own, so 32,768 tokens need base ≥ 5,974 (section 8's table). That is "
+                "from far on its own, so 32,768 tokens need base ≥ 5,974 (section 7's table). That is "
                 "a floor: Llama 3 uses 500,000 for 8,192 tokens, 342 times it, and Qwen2 raised its "
-                "base to 1,000,000 for 32,768 (section 8)."
+                "base to 1,000,000 for 32,768 (section 7)."
             ),
         ),
         Choice(
@@ -229,7 +229,7 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "Pair 0 turns θ_0 = base^0 = 1 radian per position at any base; the base sets the "
-                "slow end of the ladder, not the fast one (sections 2 and 8)."
+                "slow end of the ladder, not the fast one (sections 2 and 7)."
             ),
         ),
         Choice(
@@ -241,12 +241,12 @@ c4 = MultipleChoice(
             why=N_(
                 "No base can do that: pair 0 turns θ_0 = 1 radian per position in every model and "
                 "comes back every 2π ≈ 6.3 positions; only the slowest pair is meant to stay within "
-                "one turn (sections 2 and 8)."
+                "one turn (sections 2 and 7)."
             ),
         ),
     ),
     answer="b",
-    section=N_("section 8 of this chapter"),
+    section=N_("section 7 of this chapter"),
 )
 
 CONCEPTS = (c1, c2, c3, c4)

@@ -2,7 +2,8 @@
 idea of the lecture on numbers or a case the lecture does not print, where the lecture's own quiz
 (``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks about the ideas themselves.
 
-- c1 (number): how many of Llama 3's 64 pairs turn less than once over its config's 8,192 positions;
+- c1 (number): how many of the 64 pairs of Llama 3's head (D = 128, base 500,000) turn less than
+  once over 131,072 positions;
 - c2 (choice): a bug turns the keys but not the queries: which positions the score then depends on;
 - c3 (choice): a half-layout checkpoint run by interleaved code: what dim 64 turns with, how fast;
 - c4 (choice): which single change lifts the slowest wavelength of D = 128, base 10,000 past
@@ -23,7 +24,9 @@ from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
 from posenc_lib.rope_scaling import rope_inv_freq
 
-HEAD_DIM, BASE, CONTEXT = 128, 500_000.0, 8192  # c1: Llama 3 8B's config
+# c1: Llama 3 8B's head dim and base, at a context (131,072) whose boundary pairs are ~10% away
+# on either side (wavelengths 118,143 and 145,029), so a rough 2π does not tip the count.
+HEAD_DIM, BASE, CONTEXT = 128, 500_000.0, 131_072
 
 
 def _slow_pairs(theta: torch.Tensor, context: int = CONTEXT, turn: float = 2 * math.pi) -> int:
@@ -45,18 +48,18 @@ def _answer_c1() -> int:
 c1 = Numeric(
     "c1",
     prompt=N_(
-        "Llama 3 8B uses RoPE with head dimension D = 128 and base 500,000; its config sets "
-        "max_position_embeddings = 8,192. How many of each head's 64 pairs turn less than once "
-        "over 8,192 positions?"
+        "Llama 3 8B uses RoPE with head dimension D = 128 and base 500,000. Run with these "
+        "frequencies unchanged over 131,072 positions, how many of each head's 64 pairs turn less "
+        "than once?"
     ),
     answer=_answer_c1,
     rel_tol=0.01,
     unit=N_("pairs"),
-    answer_keys=("35 to 63", "64 − 35", "64 - 35"),
+    answer_keys=("49 to 63", "64 − 49", "64 - 49"),
     why=N_(
-        "Pair i turns once every 2π / θ_i = 2π·500,000^(2i/128) positions. That passes 8,192 from "
-        "pair 35 on (8,219 positions; pair 34: 6,695), so pairs 35 to 63 turn less than once: 29 "
-        "pairs. The fast pairs wrap many times (sections 2 and 8)."
+        "Pair i turns once every 2π / θ_i = 2π·500,000^(2i/128) positions. That passes 131,072 "
+        "from pair 49 on (145,029 positions; pair 48: 118,143), so pairs 49 to 63 turn less than "
+        "once: 15 pairs. The fast pairs wrap many times (sections 2 and 7)."
     ),
     mistakes=(
         Mistake(
@@ -64,14 +67,14 @@ c1 = Numeric(
             N_(
                 "that counts the pairs that turn at least once, the fast end of the ladder (it is "
                 "also the index of the first pair that does not); the question counts the pairs "
-                "that turn less than once (sections 2 and 8)."
+                "that turn less than once (sections 2 and 7)."
             ),
         ),
         Mistake(
             float(_slow_pairs(rope_inv_freq(HEAD_DIM, BASE, dtype=torch.float64)[0], turn=1.0)),
             N_(
                 "you compared 1/θ_i with the context: that counts the pairs turning less than one "
-                "radian, not one turn; a full turn is 2π radians (section 8)."
+                "radian, not one turn; a full turn is 2π radians (section 7)."
             ),
         ),
         Mistake(
@@ -92,25 +95,30 @@ c1 = Numeric(
             1.0,
             N_(
                 "the slowest pair is not the only one: the pairs next to it turn almost as slowly; "
-                "check each pair's wavelength against the context (sections 2 and 8)."
+                "check each pair's wavelength against the context (sections 2 and 7)."
             ),
         ),
         Mistake(
             float(_answer_c1() - 1),
             N_(
                 "one pair short: counting from one pair index to another with both ends included "
-                "is a fencepost count (section 8)."
+                "is a fencepost count (section 7)."
             ),
         ),
         Mistake(
             float(_answer_c1() + 1),
             N_(
-                "one pair too many: look again at the pair at the boundary, whose wavelength is "
-                "close to 8,192 positions (section 8)."
+                "one pair too many: look again at the pair at the boundary, the last one whose "
+                "wavelength is still shorter than the context (section 7)."
             ),
         ),
     ),
-    section=N_("sections 2 and 8 of this chapter"),
+    section=N_("section 7 of this chapter"),
+    hint=N_(
+        "Each pair has its own wavelength, 2π / θ_i positions per turn, and it grows with i. Find "
+        "the first pair whose wavelength is longer than the context; every pair after it is "
+        "slower still."
+    ),
 )
 
 c2 = MultipleChoice(
@@ -160,6 +168,10 @@ c2 = MultipleChoice(
     ),
     answer="c",
     section=N_("section 1 of this chapter"),
+    hint=N_(
+        "Write the score as section 1 does, ⟨R_m q, R_n k⟩, and drop the rotation the bug "
+        "leaves out. Which of the two positions is still in the expression?"
+    ),
 )
 
 c3 = MultipleChoice(
@@ -219,6 +231,10 @@ c3 = MultipleChoice(
     ),
     answer="d",
     section=N_("section 3 of this chapter"),
+    hint=N_(
+        "The code, not the weights, decides which dims form pair i, and pair i always turns "
+        "θ_i = base^(−2i/D). In interleaved code, which pair holds dim 64?"
+    ),
 )
 
 c4 = MultipleChoice(
@@ -234,16 +250,18 @@ c4 = MultipleChoice(
             why=N_(
                 "The slowest wavelength is 2π·base^((D−2)/D): D only moves the exponent towards 1, "
                 "so D = 256 gives 2π·10,000^(254/256) ≈ 58,470 positions, short of 100,000 "
-                "(section 8)."
+                "(section 7)."
             ),
         ),
         Choice(
             "b",
-            N_("Base 20,000 (D = 128)."),
+            N_(
+                "Base 20,000 (D = 128): the slowest wavelength grows almost in proportion to the base."
+            ),
             why=N_(
                 "2π·20,000^(126/128) ≈ 107,650 positions, more than 100,000. The floor for "
                 "100,000 tokens is a base of about 18,560, the context / 5.4: far below the "
-                "context itself (section 8)."
+                "context itself (section 7)."
             ),
         ),
         Choice(
@@ -252,21 +270,25 @@ c4 = MultipleChoice(
             why=N_(
                 "The other way round: θ_i = base^(−2i/D) shrinks as the base grows, so a smaller "
                 "base turns the slow pairs faster; at 5,000 the slowest wavelength is ≈ 27,500 "
-                "positions (section 8)."
+                "positions (section 7)."
             ),
         ),
         Choice(
             "d",
             N_("None of these: the base must be larger than the context, 100,000."),
             why=N_(
-                "That is the rule of thumb section 8 finds loose: the wavelength "
+                "That is the rule of thumb section 7 finds loose: the wavelength "
                 "2π·base^((D−2)/D) passes the context from a base far below the context itself "
-                "(section 8)."
+                "(section 7)."
             ),
         ),
     ),
     answer="b",
-    section=N_("section 8 of this chapter"),
+    section=N_("section 7 of this chapter"),
+    hint=N_(
+        "For each option, write the slowest pair's wavelength 2π·base^((D−2)/D) with its D and "
+        "base, and compare it with 100,000."
+    ),
 )
 
 EXERCISE_CONCEPTS = (c1, c2, c3, c4)

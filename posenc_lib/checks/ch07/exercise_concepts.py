@@ -3,8 +3,10 @@ idea of the lecture on a case or numbers the lecture does not print, where the l
 (``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks what the chapter's runs showed.
 
 - c1 (choice): what a learned table with more rows than the training length looks up past L;
-- c2 (number): NTK-aware scaling's new base for s = 8 at D = 64;
-- c3 (number): how many positions pair 0 takes to turn once after PI with s = 4 (D = 32);
+- c2 (choice): which pairs NTK-aware scaling (s = 16, D = 64) changes most, and why pair 0 keeps
+  its frequency;
+- c3 (number): how many positions pair 0 takes to turn once after PI with s = 4 (D = 32), with
+  the rounded wavelength the lecture prints named as a mistake;
 - c4 (choice): which extra run tells the scaling's effect from the fine-tuning's.
 
 The numeric answers and the named mistakes are computed with the library, not typed in.
@@ -17,7 +19,6 @@ import math
 from posenc_lib.analysis import ch07_scaling
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
-from posenc_lib.rope_scaling import ntk_base
 
 BASE = 10000.0
 L = 64  # the chapter's training length
@@ -51,14 +52,13 @@ c1 = MultipleChoice(
             "b",
             N_(
                 "Row 100, which no training window ever reached: the loss never changed it, so "
-                "the model meets a vector it never learned to read, and its loss jumps."
+                "the model meets a vector training never tuned it for, and its loss rises."
             ),
             why=N_(
                 "Training windows hold positions 0 to 63, so no gradient ever reached rows 64 to "
-                "127: they are still what they were initialised to. Like the sinusoidal model at "
-                "position 64, the model meets a vector it has never seen, and the loss jumps "
-                "(section 3a; the summary's rule: every parameter a long text reaches must have "
-                "been trained)."
+                "127: they are still what they were initialised to, not what training tuned. Like "
+                "the sinusoidal model past position 63, the model meets a vector it never learned "
+                "to read (section 3a; the summary: a parameter a long text reaches must be trained)."
             ),
         ),
         Choice(
@@ -86,61 +86,68 @@ c1 = MultipleChoice(
     ),
     answer="b",
     section=N_("section 3a of this chapter"),
+    hint=N_(
+        "training windows hold positions 0 to 63: which rows of the table did a gradient ever "
+        "reach, and what does that leave in row 100?"
+    ),
 )
 
-c2 = Numeric(
+c2 = MultipleChoice(
     "c2",
     prompt=N_(
-        "NTK-aware scaling for a factor s = 8 on RoPE with base 10000 and D = 64: what is the new "
-        "base, the one that divides the slowest pair's frequency by exactly 8?"
+        "NTK-aware scaling with s = 16 is applied to a RoPE head of D = 64 (base 10000). Which "
+        "statement about the new frequencies is right, reason included?"
     ),
-    answer=lambda: ntk_base(BASE, 8.0, 64),  # 10000 * 8 ** (64 / 62)
-    rel_tol=0.02,
-    answer_keys=("8^(64/62)", "s^(D/(D−2))", "s^(D/(D-2))", "64/62", "85,550"),
-    why=N_(
-        "base · s^(D/(D−2)) = 10000 · 8^(64/62) ≈ 85,550: the slowest pair's frequency is "
-        "base^(−(D−2)/D), so the base must grow by s^(D/(D−2)) to divide it by s; pair 0 keeps its "
-        "frequency (section 4)."
-    ),
-    mistakes=(
-        Mistake(
-            BASE * 8,
-            N_(
-                "base · s is a common tutorial formula: it divides the slowest pair by only "
-                "s^((D−2)/D), a little less than s. Work out which power of s the base needs "
-                "(section 4)."
+    choices=(
+        Choice(
+            "a",
+            N_("Every pair is divided by 16: the base grows by the same factor for all of them."),
+            why=N_(
+                "That is Position Interpolation. A new base changes pair i's frequency by "
+                "(base'/base)^(−2i/D), a power that depends on i: for i = 0 it is 1 (section 4)."
             ),
         ),
-        Mistake(
-            BASE / 8,
+        Choice(
+            "b",
             N_(
-                "a smaller base makes every pair turn faster, the opposite of the aim: to slow the "
-                "slow pairs the base must grow (section 4)."
+                "Pair 0 keeps its frequency, as θ_0 = base⁰ = 1 for any base; the slower a pair, the "
+                "more it is divided, up to exactly 16 for the last pair."
+            ),
+            why=N_(
+                "θ'_i/θ_i = s^(−2i/(D−2)): 1 for pair 0, 1/16 for pair 31, about 1/4.2 for pair 16 "
+                "halfway. The fast pairs, which turned full circles in training, stay as trained; "
+                "the slow ones, which meet new angles past L, are slowed most (sections 3c and 4)."
             ),
         ),
-        Mistake(
-            BASE * 8**2,
+        Choice(
+            "c",
             N_(
-                "base · s² over-stretches: it divides the slowest pair by far more than s. Work out "
-                "the exponent from the slowest pair's frequency (section 4)."
+                "The fastest pairs are divided most: they turn most, so they leave the trained angles first."
+            ),
+            why=N_(
+                "Reversed: a pair that turns a full circle within L has shown every angle it can "
+                "show; the slow pairs meet new angles past L, and NTK-aware scaling divides them "
+                "most (section 3c)."
             ),
         ),
-        Mistake(
-            ntk_base(BASE, 8.0, 32),
+        Choice(
+            "d",
             N_(
-                "that exponent is the one for D = 32, the chapter's models; this head has D = 64 "
-                "(section 4)."
+                "Every pair that turns a full circle within L keeps its frequency; each slower pair "
+                "is divided by exactly 16."
             ),
-        ),
-        Mistake(
-            BASE * 8 ** (62 / 64),
-            N_(
-                "your exponent is upside down: the slowest pair's frequency is base^(−(D−2)/D), "
-                "and undoing that power takes its inverse (section 4)."
+            why=N_(
+                "That is the two ends of YaRN's ramp, keep or divide by s. A new base changes every "
+                "pair but pair 0, by a power of s that grows with the pair index (section 4)."
             ),
         ),
     ),
+    answer="b",
     section=N_("section 4 of this chapter"),
+    hint=N_(
+        "write pair i's frequency with the new base, base · s^(D/(D−2)), and divide it by the old "
+        "one: which power of s is left, and what is it for i = 0 and for the last pair?"
+    ),
 )
 
 c3 = Numeric(
@@ -192,8 +199,19 @@ c3 = Numeric(
             _wavelength(15, "PI", 4.0),
             N_("that is the slowest pair, pair 15; pair 0 is the fastest, θ_0 = 1 (section 3c)."),
         ),
+        Mistake(
+            4 * round(_wavelength(0, None, 1.0)),
+            N_(
+                "that is 4 times the 6 that section 3c prints for pair 0, a wavelength rounded to "
+                "whole positions; work from pair 0's frequency itself (section 3c)."
+            ),
+        ),
     ),
-    section=N_("sections 3c and 4 of this chapter"),
+    section=N_("section 4 of this chapter"),
+    hint=N_(
+        "pair 0 turns θ_0 = 1 radian per position; what does PI make of that frequency, and how "
+        "many positions does one turn of 2π radians then take?"
+    ),
 )
 
 c4 = MultipleChoice(
@@ -246,6 +264,10 @@ c4 = MultipleChoice(
     ),
     answer="c",
     section=N_("section 4 of this chapter (with fine-tuning)"),
+    hint=N_(
+        "the run changed two things at once, the scaling and the fine-tuning; which run keeps "
+        "one of them and drops the other?"
+    ),
 )
 
 EXERCISE_CONCEPTS = (c1, c2, c3, c4)

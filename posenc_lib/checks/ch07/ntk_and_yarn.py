@@ -355,7 +355,7 @@ class YarnRampScale(Question):
             (dict(reverse=True), N_("your ramp is reversed: 1 must mean keep (the fast pairs, low index, which turn more than beta_fast times) and 0 divide by s (the slow pairs).")),
             (dict(swap=True), N_("you swapped beta_fast and beta_slow: the low end comes from beta_fast (many turns), the high end from beta_slow.")),
             (dict(turns=True), N_("your ramp is linear in the number of turns r (the YaRN paper's gamma, section 3.2); the authors' code and transformers make it linear in the pair index between i(beta_fast) and i(beta_slow). Use that form here.")),
-            (dict(clamp_pairs=True), N_("you capped the high end at the last pair, D/2 - 1; the reference code and transformers cap it further out (sic), which makes the ramp shallower when even the slowest pair turns more than once over L: re-read the question's cap on the high end.")),
+            (dict(clamp_pairs=True), N_("you capped the high end at the last pair, D/2 - 1; the question's cap is the reference code's (and transformers'), not the last pair, and it makes the ramp shallower when even the slowest pair turns more than once over L: re-read the question's cap on the high end.")),
             (dict(turns=True, reverse=True), N_("your ramp is linear in the number of turns r, and reversed; use the pair-index form, with 1 for the fast pairs.")),
             (dict(truncate=False), N_("the ramp's ends are not whole pair numbers: re-read how the question (after the reference code) rounds the low end i(beta_fast) and the high end i(beta_slow).")),
             (dict(two_pi=False), N_("you counted turns as L * theta_i, leaving out the 2 pi: a pair turns r = L * theta_i / (2 pi) times over L.")),

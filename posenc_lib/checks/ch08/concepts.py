@@ -39,14 +39,14 @@ c1 = Numeric(
     why=N_(
         "2π · 100000^(62/64) ≈ 438,000: the slowest pair, i = 31, turns θ_31 = base^(−62/64) "
         "radians per position, so it needs 2π / θ_31 positions for a turn, far more than the 8,192 "
-        "trained (section 1's table; chapter 6, section 9)."
+        "trained (section 1's table; chapter 6, section 7)."
     ),
     mistakes=(
         Mistake(
             2 * math.pi * 100000,
             N_(
                 "2π · base ≈ 628,000 is a common tutorial's wavelength of a pair turning 1/base per "
-                "position; RoPE's slowest pair turns a little faster than that (chapter 6, section 9)."
+                "position; RoPE's slowest pair turns a little faster than that (chapter 6, section 7)."
             ),
         ),
         Mistake(

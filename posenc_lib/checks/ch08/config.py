@@ -50,6 +50,19 @@ def _dynamic_without_max(config: dict, seq_len: int) -> torch.Tensor | None:
         return None
 
 
+def _paper_ramp(config: dict) -> torch.Tensor:
+    """YaRN's frequencies with the ramp the YaRN paper writes (arXiv:2309.00071, section 3.2):
+    linear in the turns r_i = L theta_i / (2 pi) over L, from beta_slow to beta_fast, where
+    transformers' ramp is linear in the pair index. A learner who codes the paper's formula."""
+    head_dim, base, _type, rope = _read(config)
+    factor, original = float(rope["factor"]), rope["original_max_position_embeddings"]
+    fast, slow = float(rope.get("beta_fast", 32.0)), float(rope.get("beta_slow", 1.0))
+    theta = rope_inv_freq(head_dim, base, None, dtype=F64)[0]  # (D/2,)
+    turns = original * theta / (2 * math.pi)
+    keep = ((turns - slow) / (fast - slow)).clamp(0.0, 1.0)  # 1 = keep theta_i
+    return theta * keep + theta / factor * (1 - keep)
+
+
 def _config(hidden, heads, theta, max_pos, rope, *, head_dim=None, old_key=False) -> dict:
     """A config.json's fields that RoPE reads: the rope dict under the new or the old key."""
     config = {
@@ -141,7 +154,10 @@ class RopeFromConfig(Question):
             "factor; dynamic raises the base to base * σ ** (D / (D - 2)) with the stretch "
             "σ = factor * max(seq_len, L) / L - (factor - 1), L = max_position_embeddings (σ = 1 "
             "up to L); yarn and llama3 blend theta_i and theta_i / factor by the pair's wavelength "
-            "(chapter 7); yarn's ramp runs from floor(i(beta_fast)) to ceil(i(beta_slow))."
+            "(chapter 7). yarn's ramp is your chapter 7 question 2 ramp: i(beta) = D * "
+            "ln(L / (2π * beta)) / (2 * ln(base)) is the (real) pair index that turns beta times "
+            "over L = original_max_position_embeddings, and the ramp falls linearly in the pair "
+            "index from floor(i(beta_fast)) to ceil(i(beta_slow))."
         ),
         N_(
             "The attention scale is 1 for every type but yarn, whose scale is attention_factor if "
@@ -325,6 +341,7 @@ class RopeFromConfig(Question):
                 mistakes += [
                     (dict(scaling=dict(yarn, truncate=False)), N_("your YaRN ramp runs between the real indices i(beta_fast) and i(beta_slow), unrounded; transformers rounds its ends first (chapter 7, section 4, and its question 2).")),
                     (dict(inv_freq=default + default / factor - want), N_("you swapped the ramp's two ends: your fast pairs are divided by the factor and your slow ones kept (chapter 7, section 4: which pairs does YaRN leave alone?).")),
+                    (dict(inv_freq=_paper_ramp(config)), N_("your YaRN ramp is linear in the number of turns r_i, as the YaRN paper writes it; transformers' ramp is linear in the pair index, between i(beta_fast) and i(beta_slow) (chapter 7's question 2 and its deep dive on the scalings).")),
                 ]  # fmt: skip
             if rope_type in ("yarn", "llama3"):
                 original = rope["original_max_position_embeddings"]

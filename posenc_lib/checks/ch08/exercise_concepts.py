@@ -6,7 +6,8 @@ idea of the lecture on a case or numbers the lecture does not print, where the l
   hold (head_dim 64, rope_theta 500000), through ``ch08_config.rope_from_config``;
 - c2 (choice): what a KV-cache loop that passes its step counter as the position does;
 - c3 (number): the first position id float16 cannot store;
-- c4 (choice): why YaRN leaves SmolLM2's fastest pair alone when stretched to 16,384 tokens.
+- c4 (number): the factor YaRN (s = 2) multiplies SmolLM2's pair 15 by, a pair on its ramp,
+  through ``rope_inv_freq``.
 
 The numeric answers and the named mistakes are computed with the library (and torch's float16),
 from configs written here, never by loading the model: a question costs nothing at import.
@@ -21,6 +22,7 @@ import torch
 from posenc_lib.analysis.ch08_config import PUBLISHED_ROPE, rope_from_config
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
+from posenc_lib.rope_scaling import rope_inv_freq
 
 # A config the lecture's table does not hold: SmolLM2's head_dim with Llama 3's base, no scaling.
 ASKED = {
@@ -58,7 +60,7 @@ c1 = Numeric(
     why=N_(
         "2π · 500000^(62/64) ≈ 2,085,000: with head_dim 64 the slowest pair is i = 31, which "
         "turns θ_31 = base^(−62/64) radians per position, so a turn takes 2π / θ_31 positions "
-        "(section 1; chapter 6, section 9)."
+        "(section 1; chapter 6, section 7)."
     ),
     mistakes=(
         Mistake(
@@ -73,7 +75,7 @@ c1 = Numeric(
             N_(
                 "2π · base is a common tutorial's wavelength of a pair turning 1/base per "
                 "position; RoPE's slowest pair turns a little faster than that (chapter 6, "
-                "section 9)."
+                "section 7)."
             ),
         ),
         Mistake(
@@ -116,7 +118,10 @@ c2 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            N_("transformers raises an error, since position 2 is already in the cache."),
+            N_(
+                "transformers stops with an error: position 2 already belongs to a token in the "
+                "cache, so the step is refused."
+            ),
             why=N_(
                 "Nothing checks the position against the cache: it only sets the new query's "
                 "rotation, and the mask comes from the cache's length. That is why the bug is "
@@ -126,8 +131,8 @@ c2 = MultipleChoice(
         Choice(
             "b",
             N_(
-                "Nothing changes: RoPE scores depend only on m − n, and the cached keys are "
-                "rotated again to match the new position."
+                "Nothing changes: the cached keys are rotated again to match position 2, so "
+                "every distance m − n stays right."
             ),
             why=N_(
                 "A cached key was rotated once, at its own position, when it was computed, and is "
@@ -137,9 +142,8 @@ c2 = MultipleChoice(
         Choice(
             "c",
             N_(
-                "The new query is turned as if at position 2: every distance to a cached key comes "
-                "out 12 too small (to the key at 13: −11, as if in its future), and no error is "
-                "raised."
+                "The query is turned as if at position 2: every distance to a cached key is 12 "
+                "too small, and no error is raised."
             ),
             why=N_(
                 "The cached keys keep their rotations at 0 … 13, and the score depends on m − n: "
@@ -217,58 +221,75 @@ c3 = Numeric(
     section=N_("section 5 of this chapter"),
 )
 
-c4 = MultipleChoice(
+
+def _yarn_factor(pair: int, *, paper: bool = False) -> float:
+    """The factor YaRN (s = 2, default betas) multiplies SmolLM2's pair ``pair``'s frequency by,
+    through the library's rope_inv_freq; ``paper``: with the YaRN paper's ramp, linear in the
+    turns over L rather than in the pair index (a named mistake)."""
+    base, length, factor = SMOLLM2["rope_theta"], SMOLLM2["max_position_embeddings"], 2.0
+    theta = float(rope_inv_freq(64, base, dtype=torch.float64)[0][pair])
+    if paper:
+        keep = min(max((length * theta / (2 * math.pi) - 1.0) / (32.0 - 1.0), 0.0), 1.0)
+        return keep + (1 - keep) / factor
+    yarn = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": length}
+    return float(rope_inv_freq(64, base, yarn, 2 * length, dtype=torch.float64)[0][pair]) / theta
+
+
+def _turns(pair: int) -> float:
+    """How many times SmolLM2's pair ``pair`` turns over its 8,192 positions."""
+    theta = float(rope_inv_freq(64, SMOLLM2["rope_theta"], dtype=torch.float64)[0][pair])
+    return SMOLLM2["max_position_embeddings"] * theta / (2 * math.pi)
+
+
+c4 = Numeric(
     "c4",
     prompt=N_(
-        "SmolLM2 (head_dim 64, base 100000, trained length 8,192) is run on 16,384 tokens with "
-        "YaRN, s = 2. Its pair 0 turns once every 2π ≈ 6.3 positions. YaRN halves the slow pairs' "
-        "frequencies and leaves pair 0 alone. Why is that right for pair 0?"
+        "SmolLM2 (head_dim 64, base 100000, trained length L = 8,192) is run on 16,384 tokens "
+        "with YaRN, s = 2, beta_fast 32 and beta_slow 1. Its pair 15 turns about 5.9 times over "
+        "8,192 positions. By what factor does YaRN multiply pair 15's frequency θ_15 (1 = kept, "
+        "0.5 = halved)?"
     ),
-    choices=(
-        Choice(
-            "a",
+    answer=lambda: _yarn_factor(15),  # ramp 0.5: 0.5 + 0.5 / 2
+    rel_tol=0.02,
+    why=N_(
+        "0.75: turning between beta_slow = 1 and beta_fast = 32 times, pair 15 sits on the "
+        "ramp, which runs from pair floor(i(32)) = 10 (kept) to ceil(i(1)) = 20 (halved). It "
+        "keeps ramp 0.5 of its frequency and halves the rest: 0.5 + 0.5 / 2 = 0.75 (chapter 7's "
+        "question 2; section 6's dashboard)."
+    ),
+    mistakes=(
+        Mistake(
+            1.0,
             N_(
-                "Pair 0 turns so fast that it carries no information about position, so nothing "
-                "done to it matters."
-            ),
-            why=N_(
-                "The fast pairs are what tell neighbouring tokens apart (chapter 6, section 2); "
-                "slowing them is what costs PI its precision, even inside 8,192 (section 6)."
+                "1 (kept) is for the pairs that turn more than beta_fast = 32 times over L; pair 15 "
+                "turns about 6 times (chapter 7, section 4)."
             ),
         ),
-        Choice(
-            "b",
+        Mistake(
+            0.5,
             N_(
-                "It turns about 1,300 times within 8,192 positions, so it has shown every angle "
-                "it can; 16,384 brings it none new, and halving it would only blur short distances."
-            ),
-            why=N_(
-                "8,192 / 2π ≈ 1,300 turns: pair 0 has met every angle in training, so only the slow "
-                "pairs meet new angles past 8,192. Halving pair 0 would squeeze neighbours "
-                "together, which PI pays for at every length (section 6; chapter 7, section 4)."
+                "0.5 (halved) is for the pairs that turn fewer than beta_slow = 1 time over L; pair 15 "
+                "turns about 6 times, between the two ends (chapter 7, section 4). If 0.5 is your "
+                "ramp value, it is the share of the frequency kept, not the factor."
             ),
         ),
-        Choice(
-            "c",
-            N_("Halving pair 0's frequency would make it turn faster, out of the trained range."),
-            why=N_(
-                "Dividing a frequency makes a pair turn more slowly, not faster (chapter 7, "
-                "section 4)."
+        Mistake(
+            _yarn_factor(15, paper=True),
+            N_(
+                "your ramp is linear in the number of turns, as the YaRN paper writes it; "
+                "transformers' ramp, which SmolLM2 runs, is linear in the pair index (chapter 7's "
+                "question 2)."
             ),
         ),
-        Choice(
-            "d",
+        Mistake(
+            1.5,
             N_(
-                "Changing pair 0 would make the scores depend on absolute positions; YaRN keeps "
-                "them relative by changing the slow pairs only."
-            ),
-            why=N_(
-                "Any change of the frequencies keeps each score a function of m − n: PI, which "
-                "changes every pair, is relative too (chapter 7, section 4)."
+                "that is more than 1: your blend multiplies the halved share by s; YaRN slows the "
+                "pairs it changes (chapter 7, section 4)."
             ),
         ),
     ),
-    answer="b",
+    answer_keys=("0.5 + 0.5 / 2",),
     section=N_("section 6 of this chapter (and chapter 7, section 4)"),
 )
 
