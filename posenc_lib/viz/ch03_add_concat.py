@@ -1,4 +1,5 @@
-"""Chapter 3's figure for "add or concatenate?": the cross terms fade as the width grows."""
+"""Chapter 3's figure for "add or concatenate?": as the width grows, the word-position cosine and the
+gap between adding and concatenating fall like 1/sqrt(D) (the cross terms themselves grow like sqrt(D))."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def cross_terms_fade(cross, random_cosine, trained=None):
     ax.set_xticks(widths, [str(d) for d in widths])
     ax.set_yticks([0.02, 0.05, 0.1, 0.2], ["0.02", "0.05", "0.1", "0.2"])
     ax.yaxis.set_minor_formatter(NullFormatter())  # only the labels above
-    ax.set_title(_("cross terms fade like 1 / sqrt(D): adding comes close to concatenating"),
+    ax.set_title(_("|cos(word, position)| and the add-concatenate gap fall like 1 / sqrt(D)"),
                  fontsize=points(10))  # fmt: skip
     ax.legend(fontsize=points(8))
     return fig

@@ -228,16 +228,19 @@ def score_ceilings(edges, by_width, by_base, expected, near, measured):
     10000 (left), three bases at D = 128 with the mean score of q = k and its measured points
     (right).
 
-    edges: (R + 1,) bin edges; by_width: label -> (R,) per-bin highest bound; by_base: the same
-    per base; expected: (R,) per-bin highest mean score; near, measured: (P,) each, distances and
-    the measured mean score. Returns the figure.
+    edges: (R + 1,) bin edges; by_width: label -> (R,) per-bin highest bound, D = 32, 64, 128;
+    by_base: the same per base, 1e2, 1e4, 5e5 (the curve for D = 128, base 1e4 is in both);
+    expected: (R,) per-bin highest mean score; near, measured: (P,) each, distances and the
+    measured mean score. Returns the figure.
     """
     fig = new_figure(9.4, 2.5)
     axes = fig.subplots(1, 2, sharey=True)
     left = to_numpy(edges[:-1])
     for (label, tops), colour in zip(by_width.items(), ("C0", "C1", "C2"), strict=True):
         axes[0].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
-    for (label, tops), colour in zip(by_base.items(), ("C0", "C1", "C2"), strict=True):
+    # The curve both panels draw (base 10000, D = 128: by_width's last, by_base's middle) keeps
+    # one colour, C2, in both; the right panel's other two get colours the left does not use.
+    for (label, tops), colour in zip(by_base.items(), ("C4", "C2", "C5"), strict=True):
         axes[1].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     axes[1].plot(
         left, to_numpy(expected), color="tab:red", lw=1,

@@ -138,7 +138,8 @@ WRONG = {
     "q4": [
         (lambda x: x, "unchanged"),
         (lambda x: x + 1.0, "same vector at every position"),
-        (lambda x: x + x.mean(0), "same vector at every position"),
+        (lambda x: x + x.mean(0), "changes when the words change"),  # one vector, read from x
+        (lambda x: x + torch.randn(x.shape[1]), "changes when the words change"),  # one random vector
         (lambda x: 2 * x, "scales x"),
         (lambda x: x * (1 + 0.1 * torch.arange(x.shape[0])[:, None]), "scales x"),
         (lambda x: x + x**2, "differs between two inputs"),
@@ -386,3 +387,11 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
 def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
     verdict = question.evaluate(wrong)
     assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+
+def test_c4_reads_no_string_and_its_prompt_says_so():
+    assert "is not read" in c4.prompt
+    for text in ("4!", "24"):
+        verdict = c4.evaluate(text)
+        assert verdict.status == FAIL and "string" in verdict.message
+    assert c4.evaluate(4 * 3 * 2 * 1).status == PASS

@@ -101,6 +101,15 @@ def _ratio_of_means(table):
     return _by_offset(dots) / _by_offset(lengths[:, None] * lengths[None, :])
 
 
+def _rolled_curve(table, thr):
+    """A loop over k with torch.roll: every t pairs with (t + k) mod T, so pairs wrap around."""
+    unit = table / table.norm(dim=-1, keepdim=True)  # (T, D)
+    for k in range(1, len(table)):
+        if (unit * torch.roll(unit, -k, dims=0)).sum(-1).mean() < thr:
+            return k
+    return len(table)
+
+
 def _cosines_along_dim_0(table, thr):
     """cosine_similarity with dim=0: one number per column, not per pair of rows."""
     for k in range(1, len(table)):
@@ -265,6 +274,7 @@ WRONG = {
         (lambda table, thr: _first_below(_curve(table, absolute=True), thr), "keep the sign"),
         (lambda table, thr: _first_below(_mean_norm_curve(table), thr), "mean squared row"),
         (lambda table, thr: _first_below(_ratio_of_means(table), thr), "ratio of means"),
+        (_rolled_curve, "wrap from the end of the table"),
         (_cosines_along_dim_0, "print your curve"),
         (_one_minus_cos_above, "print your curve"),
         (_normalised_along_positions, "print your curve"),

@@ -453,3 +453,16 @@ def test_the_numbers_the_concept_questions_quote_are_the_library_s():
 def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
     verdict = question.evaluate(wrong)
     assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+
+def test_each_exercise_concept_question_has_its_own_nudge_and_a_readable_working():
+    from posenc_lib.checks.ch03 import EXERCISE_CONCEPTS, q2
+
+    nudges = [question.nudge for question in EXERCISE_CONCEPTS]
+    assert all(nudges) and len(set(nudges)) == len(nudges)
+    for question in (c1, c4):  # "Computed as:" shows the library's names, no private helper
+        assert question.working and "_first_pair" not in question.working
+        assert "_width_for" not in question.working
+    # q2's first hint is a nudge: it hands over neither the block nor the assembly
+    assert not any(key in q2.hints[0] for key in q2.answer_keys)
+    assert "block_diag" not in q2.hints[0] and "cos b" not in q2.hints[0]

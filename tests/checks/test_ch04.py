@@ -8,8 +8,9 @@ import pytest
 import torch
 from chapter_checks import answer_functions, standard_tests
 
-from posenc_lib import t5_relative_position_bucket
-from posenc_lib.analysis.ch04_relative import offset_matrix, scorer, shift_experiment
+from posenc_lib import RelativePositionBias, t5_relative_position_bucket
+from posenc_lib.analysis.ch04_relative import offset_matrix, scorer
+from posenc_lib.attention import self_attention
 from posenc_lib.checks import FAIL, PASS
 from posenc_lib.checks.ch04 import (
     CONCEPTS,
@@ -53,11 +54,13 @@ def _shaw(q, k, table, clip, sign=1, shift=True, scale=None, content=True, to_qu
     return scores / (math.sqrt(d) if scale is None else scale(d))
 
 
-def _shaw_parts(q, k, table, clip, content=lambda q, k: q @ k.T, scale_content=True):
+def _shaw_parts(q, k, table, clip, content=lambda q, k: q @ k.T, scale_content=True,
+                scale_position=True):  # fmt: skip
     n, d = q.shape
     offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
     position = (q[:, None, :] * table[offsets.clamp(-clip, clip) + clip]).sum(-1)  # (T, T)
-    return content(q, k) / (math.sqrt(d) if scale_content else 1.0) + position / math.sqrt(d)
+    content = content(q, k) / (math.sqrt(d) if scale_content else 1.0)
+    return content + position / (math.sqrt(d) if scale_position else 1.0)
 
 
 # q3: T5's buckets with one slip each.
@@ -150,6 +153,7 @@ WRONG = {
         (lambda q, k, t, c: _shaw(q, k, t, c).T, "rows are queries"),
         (lambda q, k, t, c: _shaw_parts(q, k, t, c, content=lambda q, k: k @ q.T), "k @ q.T"),
         (lambda q, k, t, c: _shaw_parts(q, k, t, c, scale_content=False), "only the position"),
+        (lambda q, k, t, c: _shaw_parts(q, k, t, c, scale_position=False), "only the content"),
         (_unclipped, "wrong beyond"),
         (_pairs, "(T, T, d)"),
         (lambda q, k, t, c: _shaw(q, k, t, c).tolist(), "torch tensor"),
@@ -421,9 +425,9 @@ CONCEPT_WRONG = [
     (c3, "a", "query word's vector"),
     (c3, "b", "down a column"),
     (c3, "d", "DeBERTa's position terms"),
-    (c4, "b", "the context's included"),
-    (c4, "c", "end rows enter only"),
-    (c4, "d", "at any length"),
+    (c4, "a", "layer 2's inputs are layer 1's outputs"),
+    (c4, "c", "never by a token's own position"),
+    (c4, "d", "max_distance bounds offsets, not places"),
 ]
 
 
@@ -434,7 +438,7 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
         c1: _pairs(lambda o: o <= -8),
         c2: int(distances[buckets == buckets.max()].min()),
         c3: "c",
-        c4: "a",
+        c4: "b",
     }
     assert right[c1] == 4 + 3 + 2 + 1 and right[c2] == _start() == 42
     for question, answer in right.items():
@@ -454,21 +458,33 @@ def test_what_c3_and_c4_claim_holds_in_the_library():
     # c3: a T5 bias gives every pair at offset -1 one value per head, whatever the words
     position_only = scorer("T5 bias", 16)(torch.zeros(9, 16, dtype=torch.float64))  # (T, T)
     assert float(position_only.diagonal(-1).max() - position_only.diagonal(-1).min()) == 0.0
-    # c4: Shaw's scores among a 4-word sentence stay as it moves; its attention weights do not;
-    # and a sentence of 12 words, with offsets past C = 8, keeps its scores as well
+    # c4: with a T5 bias in two residual attention layers, the first layer's scores among a 4-word
+    # sentence stay as it moves from start 0 to start 30; the second layer's do not, and only
+    # their content term moves (each layer's bias is read by the same offsets at both places)
     generator = torch.Generator().manual_seed(6)
-    context = torch.randn(64, 16, generator=generator, dtype=torch.float64)
-    shaw = scorer("Shaw (clip 8)", 16)
-    for n_words in (4, 12):
-        sentence = torch.randn(n_words, 16, generator=generator, dtype=torch.float64)
-        assert shift_experiment(shaw, sentence, context).max_deviation < 1e-10, n_words
-    sentence = torch.randn(4, 16, generator=generator, dtype=torch.float64)
+    d = 16
+    context = torch.randn(64, d, generator=generator, dtype=torch.float64)
+    sentence = torch.randn(4, d, generator=generator, dtype=torch.float64)
+    layers = []
+    for _ in range(2):
+        w_q, w_k, w_v = torch.randn(3, d, d, generator=generator, dtype=torch.float64) / d**0.5
+        t5 = RelativePositionBias(1, bidirectional=True).double().requires_grad_(False)
+        torch.nn.init.normal_(t5.bias.weight, generator=generator)
+        layers.append((w_q, w_k, w_v, t5(64)[0]))  # (T, T) bias
     blocks = []
     for start in (0, 30):
         x = context.clone()
         x[start : start + 4] = sentence
-        blocks.append(torch.softmax(shaw(x), -1)[start : start + 4, start : start + 4])
-    assert float((blocks[0] - blocks[1]).abs().max()) > 0.01
+        scores = []
+        for w_q, w_k, w_v, bias in layers:
+            scores.append(
+                ((x @ w_q) @ (x @ w_k).T / d**0.5 + bias)[start : start + 4, start : start + 4]
+            )
+            x = x + self_attention(x, w_q, w_k, w_v, bias)[0]  # the residual: layer 2's input
+        blocks.append(scores)
+    first = float((blocks[0][0] - blocks[1][0]).abs().max())
+    second = float((blocks[0][1] - blocks[1][1]).abs().max())
+    assert first < 1e-10 < 0.05 < second, (first, second)
 
 
 @pytest.mark.parametrize(

@@ -295,6 +295,21 @@ def test_the_hidden_far_cases_alone_catch_the_wrong_number_of_keys(seed, wrong):
     assert q4.judge(cases, q4.run(wrong, cases)).status == FAIL
 
 
+@pytest.mark.parametrize("seed", [0, *range(1, 11)])
+def test_an_endless_tail_from_distance_itself_is_named(seed, capsys):
+    # exp(-m distance), the answer a reader of "the tail is e^(-m d)" writes first, got only the
+    # generic sentence. Where the row of keys is long it is also (nearly) the share that counts
+    # the key at `distance`, and that mistake's sentence is as right; never the generic one.
+    def endless(m, n, far):
+        return math.exp(-m * far)
+
+    cases = q4.cases(seed)
+    verdict = q4.judge(cases, q4.run(endless, cases))
+    named = ("exp(-m distance)", "one key too near")
+    assert verdict.status == FAIL and any(n in verdict.message for n in named), verdict.message
+    assert "Your share differs" not in verdict.message
+
+
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 

@@ -93,8 +93,8 @@ def _spread(scores):
     return max(scores) - min(scores)
 
 
-def _bound(distance, d, base, *, power=2, divide=None, reduce="mean", shift=False):
-    theta = base ** (-power * torch.arange(d // 2, dtype=F64) / d)
+def _bound(distance, d, base, *, power=2, divide=None, reduce="mean", shift=False, first=0):
+    theta = base ** (-power * torch.arange(first, first + d // 2, dtype=F64) / d)
     phases = distance * theta
     real, imag = phases.cos().cumsum(0), phases.sin().cumsum(0)
     sizes = (real**2 + imag**2).sqrt()
@@ -106,6 +106,8 @@ def _bound(distance, d, base, *, power=2, divide=None, reduce="mean", shift=Fals
         sizes = sizes / torch.arange(1, d // 2 + 1, dtype=F64)
     if reduce == "last":
         return float(sizes[-1])
+    if reduce == "modulus of the sum":
+        return float(torch.complex(real.sum(), imag.sum()).abs() / (d // 2))
     if reduce == "cos":
         return float(phases.cos().mean())
     return float(sizes.sum() / (d // 2 if divide is None else divide))
@@ -192,6 +194,8 @@ WRONG = {
         (lambda t, d, b: _bound(t, d, 10000.0), "base 10000 instead"),
         (lambda t, d, b: _bound(t, d, b, divide=d // 2 + 1), "S_0 = 0 included"),
         (lambda t, d, b: _bound(t, d, b, reduce="per j"), "divided each |S_j| by j"),
+        (lambda t, d, b: _bound(t, d, b, first=1), "your pairs run i = 1 .. D/2"),  # the paper's i
+        (lambda t, d, b: _bound(t, d, b, reduce="modulus of the sum"), "modulus of the sum"),
     ],
     "q4": [
         (lambda wq, wk, h, t: (wq, wk), "as they came"),
@@ -341,8 +345,32 @@ def test_q1_messages_and_hints_read_cleanly():
     # One "but" per sentence, and the first hint's code works on the list the question promises.
     wrong = q1.evaluate(lambda x, p, s, b: _rope(x, p, s, b, order=OTHER[s])).message
     assert wrong.count(" but ") == 1, wrong
-    assert "positions[:, None]" not in q1.hints[0]
-    assert "torch.tensor(positions, dtype=torch.float64)[:, None]" in q1.hints[0]
+    assert "positions[:, None]" not in q1.hints[1]
+    assert "torch.tensor(positions, dtype=torch.float64)[:, None]" in q1.hints[1]
+
+
+def test_q1_first_hint_is_a_nudge_and_no_hint_holds_the_turn():
+    # Hint 1 names the idea, no code; no hint spells out the rotation's key line (solution() does).
+    assert "torch" not in q1.hints[0] and "base **" not in q1.hints[0]
+    for hint in q1.hints:
+        assert "x1 cos - x2 sin" not in hint and "x1 * cos" not in hint
+
+
+def test_q4_a_value_change_is_told_to_stay_within_each_head():
+    message = q4.check(lambda wq, wk, h, t: (2 * _columns(wq, h, t), _columns(wk, h, t))).message
+    assert "within each head" in message and "do not change their values" not in message
+
+
+def test_no_concept_sentence_says_nothing_turns_at_m_equals_n_or_calls_the_floor_necessary():
+    # At m = n > 0 both the query and the key turn; their turns cancel. And the wavelength floor
+    # is a heuristic: nothing shows a model needs it (Men et al. 2024 derive another bound).
+    for question in (*CONCEPTS, *EXERCISE_CONCEPTS):
+        texts = [question.prompt, *(getattr(question, "why", ""),)]
+        texts += [
+            t for choice in getattr(question, "choices", ()) for t in (choice.text, choice.why)
+        ]
+        for text in texts:
+            assert "nothing turns" not in text and "necessary" not in text, (question.name, text)
 
 
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----

@@ -432,3 +432,22 @@ def test_every_exercise_concept_question_has_its_own_hint():
     """A nudge toward this question's idea, not the generic "re-read section N"."""
     for question in EXERCISE_CONCEPTS:
         assert question.nudge and not question.nudge.startswith("re-read"), question.name
+
+
+def test_the_quiz_asks_what_the_tutorial_base_leaves_without_handing_over_exercise_1():
+    """The lecture's c2: base · s leaves the slowest pair 4^(−30/32) of its frequency; its named
+    mistakes fail; neither the core nor the quiz's prompt and hint state the exponent D/(D−2) that
+    exercise 1 derives, and no hint of exercise 1 hands over the solution."""
+    quiz_c2 = next(q for q in CONCEPTS if q.name == "c2")
+    theta = ch07_scaling.frequencies
+    kept = float(theta(32, 40000.0)[15] / theta(32, 10000.0)[15])
+    assert abs(kept - 4 ** (-30 / 32)) < 1e-12
+    assert quiz_c2.evaluate(kept).status == PASS and quiz_c2.evaluate(0.273).status == PASS
+    for wrong, fragment in ((0.25, "0.25 assumes"), (1.0, "pair 0's ratio"),
+                            (4 ** (30 / 32), "how many times")):  # fmt: skip
+        verdict = quiz_c2.evaluate(wrong)
+        assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+    core = (ROOT / "notebooks" / "07_extrapolation.ipynb").read_text(encoding="utf-8")
+    for text in (core, quiz_c2.prompt, quiz_c2.nudge, *q1.hints):
+        assert "D/(D-2)" not in text and "D / (D - 2)" not in text and "D/(D−2)" not in text
+    assert not any("return" in hint for hint in q1.hints)

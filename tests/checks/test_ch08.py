@@ -613,3 +613,29 @@ def test_c4_asks_about_a_pair_on_yarns_ramp():
 def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
     verdict = question.evaluate(wrong)
     assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+
+def test_c4_prompt_states_the_ramp_it_grades():
+    """c4 grades transformers' ramp, linear in the pair index: the prompt says so and names its
+    ends, so the paper's ramp (linear in the turns) is a mistake the prompt rules out."""
+    from posenc_lib.rope_scaling import rope_inv_freq
+
+    theta = rope_inv_freq(64, 100000.0, dtype=F64)[0]
+    turns = 8192 * theta / (2 * math.pi)
+    i_of = lambda beta: 64 * math.log(8192 / (2 * math.pi * beta)) / (2 * math.log(100000.0))  # noqa: E731
+    assert (math.floor(i_of(32)), math.ceil(i_of(1))) == (10, 20)
+    assert 1 < turns[15] < 32
+    for fragment in ("linear in the pair index", "floor(i(32)) = 10", "ceil(i(1)) = 20"):
+        assert fragment in c4.prompt
+    assert "section 6" not in c4.section and c4.nudge
+
+
+def test_coding_hints_nudge_first_and_never_hand_over_the_code():
+    """q2's and q3's first hint is the idea; no hint holds the solution's key lines."""
+    for question, code in (
+        (q2, ("reshape(", "transpose(", ".permute(")),
+        (q3, ("position_ids=", "torch.cat(", "argmax(", "use_cache=")),
+    ):
+        for hint in question.hints:
+            assert not any(c in hint for c in code), (question.name, hint)
+        assert "?" in question.hints[0], question.name

@@ -177,6 +177,10 @@ class AddPositions(Question):
                 "Your function scales x instead of adding to it: add a position vector, x + signal."
             )
         if float((signal - signal[0]).abs().max()) < 1e-5 * (1 + size):  # float32 rounding of x + c
+            if self._moves_with_the_words(case, signal):
+                return _(
+                    "What you add is one vector for every row, and it changes when the words change: two inputs of the same shape get different vectors, so it is read from x (or drawn at random), not from the position. A position signal depends only on the row t (and D)."
+                )
             return _(
                 "You add the same vector at every position, so every word gets the same nudge and attention is still order-blind. Make the vector depend on the position."
             )
@@ -187,6 +191,27 @@ class AddPositions(Question):
                 gap=gap,
             )
         return None
+
+    def _judge(self, cases, outcomes):
+        # diagnose() compares an input's signal with its partner's (the other input of its shape)
+        values = [o.value if o.kind == "returned" else None for o in outcomes]
+        self._partner = {}
+        for first in range(0, len(values) - 1, 2):
+            self._partner[id(cases[first])] = (cases[first + 1], values[first + 1])
+            self._partner[id(cases[first + 1])] = (cases[first], values[first])
+        try:
+            return super()._judge(cases, outcomes)
+        finally:
+            del self._partner  # the question keeps no state between checks
+
+    def _moves_with_the_words(self, case, signal):
+        """True when the partner input (same shape, other words) got a different signal."""
+        other, value = getattr(self, "_partner", {}).get(id(case), (None, None))
+        try:
+            added = torch.as_tensor(value).double() - other.args[0].double()
+        except Exception:  # the partner failed or returned no tensor: its own verdict says so
+            return False
+        return added.shape == signal.shape and not close(added, signal)
 
     def diagnose_all(self, cases, values):
         for first, second in zip(range(0, len(cases), 2), range(1, len(cases), 2), strict=True):

@@ -215,7 +215,8 @@ c4 = Numeric(
         "instead of the mean of its outputs it keeps the output in slot 0 as the sentence vector. "
         'It reads the five different words of "the cat saw a dog" in each of their 120 orders. '
         "How many of these orders, the original included, give the same sentence vector as the "
-        "original order (up to rounding)?"
+        "original order (up to rounding)? Answer with a number, or an expression Python computes "
+        'to one (such as 2 * 3); a string such as "3!" is not read.'
     ),
     answer=lambda: _same_slot0(SENTENCE.split()),
     rel_tol=0.001,

@@ -36,7 +36,13 @@ class BinaryCode(Question):
     returns, references = TENSOR, ("posenc_lib.absolute.binary_encoding",)
     title = N_("Build the binary position code")
     hints = (
-        N_("Row t holds the binary digits of t. Bit j of t is (t >> j) & 1, or (t // 2**j) % 2."),
+        N_(
+            "Row t holds the binary digits of t. Which integer operation gives t's last bit (bit 0)? "
+            "And which operation moves bit j of t down to that last place?"
+        ),
+        N_(
+            "t % 2 (or t & 1) is the last bit of t; t >> j, the same as t // 2**j, shifts bit j into that place."
+        ),
         N_(
             "Build a column of positions, torch.arange(n_positions)[:, None] (T, 1), and a row of bit "
             "numbers, torch.arange(n_bits)[None, :] (1, n_bits): broadcasting gives all T x n_bits bits."

@@ -34,6 +34,9 @@ _ONE_TOO_LARGE = N_(
 _FROM_ZERO = N_(
     "your offset is one too small: offsets count from 1 (the first pair of neighbours is k = 1), so return k itself, not its index in a list that starts at k = 1."
 )
+_WRAPPED = N_(
+    "you averaged over all T starts, pairing rows that wrap from the end of the table to the start (as torch.roll does): P_T-1 with P_k-1 is not a pair k apart; the pairs at offset k stop at t = T-1-k."
+)
 _AT_THRESHOLD = N_(
     "you stopped at an offset whose mean equals the threshold exactly (the sliding-windows table has one); the question asks for the first mean strictly below it (<, not <=)."
 )
@@ -56,10 +59,14 @@ def _offset_mistakes(table: torch.Tensor, threshold: float) -> dict[str, int]:
     distances = _diagonals(torch.cdist(table, table), torch.mean)  # (T,)
     by_t = torch.stack([cosines.diagonal(k).sum() / n for k in range(n)])  # (T,)
     centred = learned_table.cosine_matrix(table - table.mean(0))  # (T, T)
+    wrapped = torch.stack(  # mean over all T starts of cos(P_t, P_(t+k) mod T): (T,)
+        [(cosines.diagonal(k).sum() + cosines.diagonal(k - n).sum()) / n for k in range(n)]
+    )
     return {
         _FROM_ZERO: right - 1,
         _ONE_TOO_LARGE: right + 1,
         _AT_THRESHOLD: _first(curve, lambda c: c <= threshold),
+        _WRAPPED: _first(wrapped, lambda c: c < threshold),
         N_("you returned the last offset whose mean is still at or above the threshold. The curve dips below the threshold and comes back above it; the question asks for the first offset below."): last,
         N_("you returned the offset from which the curve stays below the threshold for good; it first dips below earlier. Return the first offset whose mean is below."): last + 1,
         N_("you took the largest cosine at each offset (max over t); the curve is the mean over t of cos(P_t, P_t+k)."): _first(_diagonals(cosines, torch.max), lambda c: c < threshold),
@@ -203,7 +210,11 @@ def _explains_misses(wrongs: dict[str, list[int]], got: list[int], wrong_at: lis
     answer on one table), so a mistake is named only on two independent cases or more, and only
     when no other mistake explains as many, and more than half of the wrong answers.
     """
-    counts = {s: sum(answers[i] == got[i] for i in wrong_at) for s, answers in wrongs.items()}
+    counts = {  # wrap-around pairs are named only when they explain every answer
+        s: sum(answers[i] == got[i] for i in wrong_at)
+        for s, answers in wrongs.items()
+        if s != _WRAPPED
+    }
     best = max(counts.values(), default=0)
     winners = [s for s, c in counts.items() if c == best]
     return winners[0] if best >= 2 and 2 * best > len(wrong_at) and len(winners) == 1 else ""

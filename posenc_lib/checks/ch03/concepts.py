@@ -152,12 +152,12 @@ c3 = MultipleChoice(
             "a",
             N_(
                 "Reach: ⟨PE_t, PE_t+k⟩ keeps falling with log k, so the raw dot product tells "
-                "offsets apart up to a fraction of the base (about a third of it)."
+                "offsets apart up to a fraction of the base (base/2.8 to base/1.7)."
             ),
             why=(
                 N_(
                     "That is what the chapter measures: each decade of offsets is less similar than "
-                    "the last, and the mean is within 0.03 of 0 from base/1.7 to base/2.8 (from "
+                    "the last, and the mean is below 0.03 from base/1.7 to base/2.8 (from "
                     "about 3,600 for base 10000 at D = 64). The paper gives no reason for 10000; "
                     "that this reach is what the base is for is our reading (section 3 of this "
                     "chapter)."
@@ -252,8 +252,8 @@ c4 = MultipleChoice(
             ),
             why=(
                 N_(
-                    "For random words at D = 64 their root mean square (7.40) is as large as "
-                    "word · word's (7.56). What shrinks as D grows is their size relative to the "
+                    "For random words at D = 64 their root mean square (5.55) is about 0.7 of "
+                    "word · word's (7.90), not small. What shrinks as D grows is their size relative to the "
                     "vectors' lengths, a cosine (section 4 of this chapter)."
                 )
             ),

@@ -50,7 +50,7 @@ c1 = Numeric(
         "first pair i (counted from 0: columns 2i and 2i + 1) whose wavelength is longer than the "
         "text, so that it, and every slower pair, never completes a full turn within it?"
     ),
-    answer=lambda: _first_pair_longer(TEXT, WIDTH),
+    answer=lambda: int((wavelengths(64) > 512).nonzero()[0, 0]),  # pairs i = 0, 1, ...
     rel_tol=0.01,
     answer_keys=("2π · 100", "2π · 10000^(32/64)", "i > 15.3", "628"),
     why=N_(
@@ -96,6 +96,10 @@ c1 = Numeric(
         ),
     ),
     section=N_("section 1 of this chapter (from bits to waves: frequencies and wavelengths)"),
+    hint=N_(
+        "Write pair i's wavelength as a function of i, set it equal to the text's length, and "
+        "solve for i; the answer is the first whole i past that point."
+    ),
 )
 
 c2 = MultipleChoice(
@@ -123,8 +127,9 @@ c2 = MultipleChoice(
             ),
             why=N_(
                 "sin(a + b) = sin a cos b + cos a sin b needs cos a, and the pair (sin a, −sin a) "
-                "does not hold it. It is a sine-only table: at D = 64 its best linear shift misses "
-                "by 28% to 47% of the signal at k = 1, 5 and 50 (section 2)."
+                "does not hold it. It is a sine-only table: fitted as in section 2, its best "
+                "linear shift (D = 64) misses by 28% to 47% of the signal at k = 1, 5 and 50 (our "
+                "computation; section 2's sine-only table misses by 27% to 45%)."
             ),
         ),
         Choice(
@@ -152,6 +157,10 @@ c2 = MultipleChoice(
     ),
     answer="b",
     section=N_("section 2 of this chapter (why sin and cos: moving k steps is a rotation)"),
+    hint=N_(
+        "Write sin(a + b) with the angle-addition formula and list what it needs from position t; "
+        "then ask whether a pair (sin a, −sin a) holds each of those numbers."
+    ),
 )
 
 c3 = MultipleChoice(
@@ -171,8 +180,8 @@ c3 = MultipleChoice(
             ),
             why=N_(
                 "That is the popular wavelength argument. The ruler runs out long before one "
-                "wavelength, and before the base itself: base 1000's mean is within 0.03 of zero "
-                "from k ≈ 434 on (section 3)."
+                "wavelength, and before the base itself: base 1000's mean is below 0.03 from "
+                "k ≈ 434 on (section 3)."
             ),
         ),
         Choice(
@@ -182,8 +191,8 @@ c3 = MultipleChoice(
                 "the way to k ≈ base."
             ),
             why=N_(
-                "The ruler runs out well before k ≈ base: base 10000's mean is within 0.03 of zero "
-                "from about 3,600 on, and its decade [1000, 10⁴) averages 0.013 (section 3). Over "
+                "The ruler runs out well before k ≈ base: base 10000's mean is below 0.03 from "
+                "about 3,600 on, and its decade [1000, 10⁴) averages 0.013 (section 3). Over "
                 "2,000 to 4,000 at D = 256 it keeps 0.07, short of 0.15."
             ),
         ),
@@ -191,7 +200,7 @@ c3 = MultipleChoice(
             "c",
             N_(
                 "100000: the offsets are then about 1/50 to 1/25 of the base, well short of "
-                "base/3, where the ruler runs out."
+                "base/2.8, where the ruler runs out."
             ),
             why=N_(
                 "log_base k is 0.66 to 0.72 for these offsets, so the pair count 1 − log_base k "
@@ -214,6 +223,11 @@ c3 = MultipleChoice(
     ),
     answer="c",
     section=N_("section 3 of this chapter (why base 10000?)"),
+    hint=N_(
+        "Don't compare the offsets with the wavelength: compare log k with log base. The ruler's "
+        "mean is about 1 − log_base k less an overestimate, so for each base work out log_base k "
+        "at k = 2,000 and 4,000."
+    ),
 )
 
 c4 = Numeric(
@@ -223,7 +237,9 @@ c4 = Numeric(
         "|cos(word, position)| of about 0.050, as two random directions do. Which width D would "
         "make that mean three times smaller?"
     ),
-    answer=lambda: _width_for(SHRINK, NARROW),
+    answer=lambda: next(
+        d for d in range(256, 10**4) if random_abs_cosine(d) <= random_abs_cosine(256) / 3
+    ),
     rel_tol=0.02,
     answer_keys=("256 · 9", "256 · 3²", "9 · 256", "3² · 256"),
     why=N_(
@@ -260,6 +276,10 @@ c4 = Numeric(
     ),
     section=N_(
         "section 4 of this chapter (adding positions to token embeddings; add or concatenate?)"
+    ),
+    hint=N_(
+        "How does the mean |cos| of two random directions depend on D? Invert that power law: "
+        "what factor in D gives a factor 3 in |cos|?"
     ),
 )
 

@@ -144,16 +144,19 @@ class ShiftMatrix(Question):
     title = N_("Build M_k, the matrix that moves every position k steps")
     hints = (
         N_(
-            "Work one pair at a time: with a = t w_i and b = k w_i, sin(a + b) = sin a cos b + cos a "
-            "sin b and cos(a + b) = cos a cos b - sin a sin b. Write these as a 2x2 matrix acting on "
-            "the column (sin a, cos a): its entries hold b only, so it is the same for every t."
+            "M_k acts on each (sin, cos) pair on its own, and section 2 wrote the 2x2 block for one "
+            "pair: what does that block need besides k, and where in the D x D matrix does pair i's "
+            "block go?"
         ),
         N_(
-            "M_k is zero outside 2x2 blocks on its diagonal: block i sits in rows and columns 2i, "
-            "2i + 1 and uses b = k * w_i, with w_i = base ** (-2i / d_model). torch.block_diag(*blocks) "
-            "assembles the blocks."
+            "Block i uses the angle b = k * w_i, with w_i = base ** (-2i / d_model), and sits in rows "
+            "and columns 2i, 2i + 1; everything outside the blocks is zero. torch.block_diag(*blocks) "
+            "assembles a list of 2x2 blocks."
         ),
-        N_("Block i is [[cos b, sin b], [-sin b, cos b]] with b = k * w_i."),
+        N_(
+            "Test the signs on the smallest case: with d_model = 2, M_k must send PE_0 = (0, 1) to "
+            "PE_k = (sin k, cos k), and that fixes the block's second column; try a negative k too."
+        ),
     )
 
     def cases(self, seed=0):

@@ -202,7 +202,7 @@ c4 = MultipleChoice(
             ),
             why=N_(
                 "T5's bias depends only on j − i, which moving the sentence leaves alone: the "
-                "scores among its words change by below 1e-10 over 59 shifts (section 7 of this "
+                "scores among its words change by below 1e-10 over 58 shifts (section 7 of this "
                 "chapter)."
             ),
         ),
@@ -225,7 +225,7 @@ c4 = MultipleChoice(
                 "the softmax also sees the neighbours."
             ),
             why=N_(
-                "That is translation invariance of the scores, not of the weights: over 59 shifts "
+                "That is translation invariance of the scores, not of the weights: over 58 shifts "
                 "the scores change by below 1e-10, the weights by up to 0.15, since the "
                 "neighbours differ at each shift (section 7 of this chapter)."
             ),

@@ -6,7 +6,8 @@ idea of the lecture on numbers or a case the lecture does not print, where the l
 - c2 (number): from which distance a bidirectional T5 bias with 22 buckets and max_distance 64
   puts every earlier key in its last bucket (settings no notebook prints);
 - c3 (choice): which score term gives two pairs of different words at the same offset one value;
-- c4 (choice): what stays the same when a 4-word sentence moves, with Shaw's relative keys.
+- c4 (choice): whether a second layer's scores among a moved sentence's words stay, with T5's
+  bias in both layers (the lecture measures the first layer only).
 
 The numeric answers and the named mistakes are computed with the library (``shaw_index``,
 ``t5_relative_position_bucket`` and the bucket variants of q3's check), not typed in.
@@ -237,57 +238,66 @@ c4 = MultipleChoice(
     "c4",
     prompt=N_(
         "A 4-word sentence sits at start 0, then at start 30, of a 64-token context of other "
-        "tokens, the same word vectors each time. In one attention layer whose only position signal "
-        "is Shaw's relative keys with C = 8, which is true of the sentence's own 4 × 4 block?"
+        "tokens, the same word vectors each time. A model of two attention layers (each adds its "
+        "output to its input) has a T5 bias in each layer as its only position signal. Its first "
+        "layer's scores among the sentence's 4 words are the same at both places. Its second "
+        "layer's?"
     ),
     choices=(
         Choice(
             "a",
             N_(
-                "Its 16 logits q_i · (k_j + a_ij) / √d match at both places; its 16 softmax outputs "
-                "do not, since each row's normalising sum runs over all 64 keys."
+                "The same too: every layer's bias reads j − i alone, and the offsets among the 4 "
+                "words are the same at both places."
             ),
             why=N_(
-                "A score among the sentence's words depends on their words and their offset, "
-                "which moving leaves alone; the softmax divides by a sum over every key, and the "
-                "neighbours differ at the two places (section 7)."
+                "The bias term stays, but the content term q_i · k_j reads the layer's inputs, and "
+                "layer 2's inputs are layer 1's outputs: weighted sums over all 64 tokens, "
+                "neighbours included, which differ at the two places (section 7)."
             ),
         ),
         Choice(
             "b",
             N_(
-                "Its scores and its attention weights are the same at both places: all its offsets "
-                "(−3 to 3) lie within C."
+                "They change: layer 1's output for each of the 4 words mixes in the neighbours, "
+                "which differ at the two places, and layer 2's content term reads those outputs."
             ),
             why=N_(
-                "The scores stay, but a weight is a score's share of a sum over every key, the "
-                "context's included, and those neighbours differ at the two places (section 7)."
+                "Scores stay put for the same inputs. Layer 1's weights change with the neighbours "
+                "(section 7), so its outputs, layer 2's inputs, differ at the two places; layer "
+                "2's bias term stays, its content term moves."
             ),
         ),
         Choice(
             "c",
             N_(
-                "Its scores change: at start 30 far context tokens share Shaw's end rows, which "
-                "shifts the scores among its words."
+                "They change: the second layer reads T5's bias at each token's own position, so "
+                "moving the sentence changes it."
             ),
             why=N_(
-                "The end rows enter only the scores with keys more than 8 away; a score among the "
-                "sentence's words uses its words and their offset alone (sections 3 and 7)."
+                "Every layer reads its bias by the offset j − i, never by a token's own position "
+                "(section 5); the part that moves is the content term, through layer 2's inputs "
+                "(section 7)."
             ),
         ),
         Choice(
             "d",
             N_(
-                "Its scores stay, but only because its offsets lie within C = 8; in a sentence "
-                "longer than 9 words, its scores would move."
+                "The same, as long as the sentence stays within max_distance (128) of the "
+                "context's start; farther on, its offsets would share the last bucket."
             ),
             why=N_(
-                "A clipped offset still depends on j − i alone: farther pairs share an end row "
-                "wherever the sentence sits, so the scores stay at any length (sections 3 and 7)."
+                "The offsets among the 4 words run from −3 to 3 wherever the sentence sits: "
+                "max_distance bounds offsets, not places. What moves is the content term, through "
+                "layer 2's inputs (section 7)."
             ),
         ),
     ),
-    answer="a",
+    answer="b",
+    hint=N_(
+        "Layer 2's score of two of the sentence's words has a content term q_i · k_j: which "
+        "vectors does it read, and did any of the 64 tokens around the sentence go into them?"
+    ),
     section=N_("section 7 of this chapter (move a sentence: do its scores move?)"),
 )
 

@@ -200,6 +200,8 @@ def _shaw(q, k, table, clip, *, sign=1, shift=True, scale="sqrt", content="q k",
     terms = {"q k": q @ k.T, "k q": k @ q.T, "none": torch.zeros(n, n, dtype=q.dtype)}[content]
     if scale == "position only":  # only the position term divided by sqrt(d)
         scores = terms + position / math.sqrt(d)
+    elif scale == "content only":  # only the content term divided by sqrt(d)
+        scores = terms / math.sqrt(d) + position
     else:
         scores = (terms + position) / {"sqrt": math.sqrt(d), "none": 1.0, "d": d}[scale]
     return scores.T if transpose else scores
@@ -285,6 +287,7 @@ class ShawLogits(Question):
             (_shaw(q, k, table, clip, transpose=True), N_("your matrix is transposed: rows are queries i, columns keys j, so entry (i, j) is e_ij.")),
             (_shaw(q, k, table, clip, content="k q"), N_("your content score is k @ q.T, whose entry (i, j) is k_i . q_j; rows are queries, so the content score is q @ k.T.")),
             (_shaw(q, k, table, clip, scale="position only"), N_("you divided only the position term by sqrt(d); the whole score is divided, e_ij = (q_i . k_j + q_i . a_ij) / sqrt(d).")),
+            (_shaw(q, k, table, clip, scale="content only"), N_("you divided only the content term q_i . k_j by sqrt(d), as in plain attention; Shaw's position term sits inside the same dot product, q_i . (k_j + a_ij), so it is scaled too.")),
             (_shaw(q, k, table, clip, content="none"), N_("you left out the content score q_i . k_j: Shaw adds a_ij to the key, so e_ij = q_i . (k_j + a_ij) / sqrt(d).")),
             (_shaw(q, k, table, clip, to="query"), N_("you added a_ij to the query; Shaw adds it to the key: q_i . (k_j + a_ij).")),
         ]  # fmt: skip

@@ -72,7 +72,8 @@ class T5Bucket(Question):
             "since torch.log does not take integer tensors, and turn it into ids with .long()."
         ),
         N_(
-            "Cap that at n - 1 (everything past max_distance shares the last bucket), use "
+            "Cap that at n - 1 (the cap, not max_distance, decides where the last bucket starts: "
+            "with 32 buckets and max_distance 128 a bidirectional bias puts every distance from 91 on in it), use "
             "torch.where to pick exact or log bucket, and return .long() ids. Compute the log in "
             "float32, as T5."
         ),

@@ -41,7 +41,7 @@ c1 = Numeric(
         "An ALiBi model has 20 heads, with the slopes of the authors' code, BLOOM and MPT (and "
         "alibi_slopes). What is the slope m of head 18?"
     ),
-    answer=lambda: _slope(18, 20),
+    answer=lambda: float(alibi_slopes(20)[17]),  # head 18 of 20
     rel_tol=0.01,
     answer_keys=("2^(−0.75)", "2^(-0.75)", "2^-0.75", "2^(−1) · 2^0.25", "2^0.25"),
     why=N_(
@@ -112,8 +112,8 @@ c2 = MultipleChoice(
         Choice(
             "a",
             N_(
-                "Heads 6–8: their effective windows (147, 295 and 589 tokens) reach past 100 "
-                "tokens, and head 5's (74 tokens) does not."
+                "Heads 6–8: only their effective windows, ln(10)/m = 147, 295 and 589 tokens, "
+                "reach past 100 tokens."
             ),
             why=N_(
                 "The window marks a factor 10 in weight; the question asks for a factor 100, which "
@@ -124,8 +124,8 @@ c2 = MultipleChoice(
         Choice(
             "b",
             N_(
-                "All eight: softmax divides by a sum over every key, so the other keys, not the "
-                "bias, decide how two weights compare."
+                "All eight: softmax divides each e^score by a sum over every key, so the other "
+                "keys, not the bias, set the ratio of two weights."
             ),
             why=N_(
                 "Softmax divides both weights by the same sum, so their ratio is e raised to the "
@@ -136,8 +136,8 @@ c2 = MultipleChoice(
         Choice(
             "c",
             N_(
-                "Heads 5–8: the far key gets e^(−99 m) times the near key's weight, above 0.01 "
-                "only while m < ln(100)/99 ≈ 0.047, and heads 1–4 have m ≥ 1/16."
+                "Heads 5–8: the ratio of the two weights is e^(−99 m), above 0.01 only while "
+                "m < ln(100)/99 ≈ 0.047."
             ),
             why=N_(
                 "The two keys differ by 99 steps, so the far one gets e^(−99 m) times the near "
@@ -149,8 +149,8 @@ c2 = MultipleChoice(
         Choice(
             "d",
             N_(
-                "Heads 7 and 8: only their penalty over the 99 extra steps stays below 1 (99/128 "
-                "and 99/256), and a penalty above 1 costs more than 99% of the weight."
+                "Heads 7 and 8: only their penalty over the 99 extra steps, 99 m = 0.77 and "
+                "0.39, stays below 1, and a penalty above 1 costs over 99% of the weight."
             ),
             why=N_(
                 "A penalty of 1 costs a factor e ≈ 2.7, not 100: the weight falls below 1% only "
@@ -177,7 +177,10 @@ c3 = MultipleChoice(
     choices=(
         Choice(
             "a",
-            N_("B, since it wins on content, 2.5 against 1.0."),
+            N_(
+                "B: its content score 2.5 beats A's 1.0 by 1.5, and softmax keeps the order of "
+                "the scores."
+            ),
             why=N_(
                 "That is the order without ALiBi. The bias takes m·d from each score, and B, five "
                 "times further back than A, loses five times as much (section 1)."
@@ -186,7 +189,8 @@ c3 = MultipleChoice(
         Choice(
             "b",
             N_(
-                "A: after the bias it scores 0.5 and B scores 0, so A gets e^0.5 ≈ 1.6 times B's weight."
+                "A: after the bias A scores 1.0 − 0.5 = 0.5 and B 2.5 − 2.5 = 0, so A gets "
+                "e^0.5 ≈ 1.6 times B's weight."
             ),
             why=N_(
                 "Scores after the bias: A 1.0 − 2/4 = 0.5, B 2.5 − 10/4 = 0. The weights are "
@@ -196,7 +200,10 @@ c3 = MultipleChoice(
         ),
         Choice(
             "c",
-            N_("B, by more than its content alone: the bias adds m·d, and B is further back."),
+            N_(
+                "B, by more than its content alone: the bias adds m·d, so B scores 2.5 + 2.5 = "
+                "5.0 against A's 1.0 + 0.5 = 1.5."
+            ),
             why=N_(
                 "The sign is flipped: ALiBi subtracts m·d, so a key further back is penalised more, "
                 "never rewarded (section 1)."
@@ -205,7 +212,8 @@ c3 = MultipleChoice(
         Choice(
             "d",
             N_(
-                "It cannot be told without the other keys' scores, since softmax divides by their sum."
+                "Neither can be told: softmax divides each e^score by the sum over all keys, and "
+                "the other keys' scores are not given."
             ),
             why=N_(
                 "Softmax divides every weight by the same sum, so the ratio of two weights is e "
@@ -229,7 +237,7 @@ c4 = Numeric(
         "equal content scores, what share of head 13's attention (from the last query) goes to keys "
         "more than 127 tokens back? Give a number between 0 and 1, to three decimals."
     ),
-    answer=lambda: float(far_mass(_slope(13, 16), LONG_TEXT, TRAINED - 1)[0]),
+    answer=lambda: float(far_mass(alibi_slopes(16)[12], 100_000, 127)[0]),  # head 13 of 16
     rel_tol=0.005,
     decimals=3,
     answer_keys=("e^(−128 m)", "e^(-128 m)", "e^(−128·m)", "exp(-128 m)", "e^(−1.41)", "e^(-1.41)"),

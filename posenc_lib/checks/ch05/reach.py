@@ -115,6 +115,8 @@ def _beyond(m: float, n: int, far: int, form: str = "right") -> float:
     w = base ** (m * d if form == "flipped" else -m * d)  # (n,) unnormalised weights
     if form == "infinite":
         return math.exp(-m * (far + 1))
+    if form == "infinite, at least":  # e^(-m distance): an endless tail from `distance` itself
+        return math.exp(-m * far)
     if form == "uniform":
         return (n - 1 - far) / n
     if form == "not normalised":
@@ -202,6 +204,7 @@ class FarAttention(Question):
             ("uniform", N_("you left out the bias: with equal content, ALiBi's weights fall as exp(-m d).")),
             ("near", N_("that is the share within `distance` (d <= distance); the question asks for the share beyond it.")),
             ("infinite", N_("that is the tail of an endless row of keys; there are only n_keys, at distances 0 to n_keys - 1.")),
+            ("infinite, at least", N_("that is exp(-m distance), the tail of an endless row of keys counted from the key at exactly `distance`: there are only n_keys keys, and the key at `distance` is not further back than it.")),
             ("n + 1 keys", N_("there are n_keys keys, at distances 0 to n_keys - 1; you have one too many.")),
             ("n - 1 keys", N_("there are n_keys keys, at distances 0 to n_keys - 1 (the query's own key included); you have one too few.")),
             ("base 2", N_("softmax uses e, not 2: the weights are exp(-m d).")),

@@ -29,8 +29,14 @@ from posenc_lib.i18n import _ as translate  # a sentence held in a variable
 BOUND_TOLERANCE = 2e-3
 
 
-def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, divide=None):
-    theta = base ** (-power * torch.arange(d // 2, dtype=F64) / d)  # (D/2,)
+def _bound_variant(
+    distance, d, base, *, power=2.0, reduce="mean|S|", start=1, divide=None, first_pair=0
+):
+    """The bound, or a usual wrong variant of it. first_pair=1 counts the pairs i = 1 .. D/2 in
+    theta_i = base ** (-2i / D), as a reading of the paper's 1-based index can (its theta_i is
+    base ** (-2(i - 1) / D)); reduce="|sum S|" takes the modulus of the sum of the S_j."""
+    pairs = torch.arange(first_pair, first_pair + d // 2, dtype=F64)
+    theta = base ** (-power * pairs / d)  # (D/2,)
     angles = distance * theta
     real, imag = angles.cos().cumsum(0), angles.sin().cumsum(0)  # S_1 .. S_{D/2}
     sizes = torch.hypot(real, imag)  # (D/2,)
@@ -42,6 +48,8 @@ def _bound_variant(distance, d, base, *, power=2.0, reduce="mean|S|", start=1, d
         sizes = sizes / torch.arange(1, d // 2 + 1, dtype=F64)
     if reduce == "last":
         return float(sizes[-1])
+    if reduce == "|sum S|":
+        return float(torch.hypot(real.sum(), imag.sum()) / (d // 2))
     if reduce == "cos":
         return float(angles.cos().mean())
     return float(sizes.sum() / (divide if divide is not None else d // 2))
@@ -113,6 +121,8 @@ class DecayBound(Question):
             ((d // 2 + 1) / 2, N_("your bound does not change with the distance: each S_j sums phases exp(1j delta theta_i), not lengths.")),
             (_bound_variant(distance, d, 10000.0), N_("you used base 10000 instead of the `base` given.")),
             (_bound_variant(distance, d, base, divide=d // 2 + 1), N_("you averaged D/2 + 1 values, S_0 = 0 included; the mean runs over j = 1 .. D/2.")),
+            (_bound_variant(distance, d, base, first_pair=1), N_("your pairs run i = 1 .. D/2 in theta_i = base ** (-2i / D), so every frequency is one step too slow; in this formula i starts at 0 (the paper counts from 1 and writes base ** (-2(i - 1) / D)).")),
+            (_bound_variant(distance, d, base, reduce="|sum S|"), N_("you took the modulus of the sum, |S_1 + ... + S_{D/2}|; the bound sums the moduli, |S_1| + ... + |S_{D/2}|, each partial sum's length on its own.")),
             (_bound_variant(distance, d, base, reduce="|S_j|/j"), N_("you divided each |S_j| by j (the mean of the first j phases); the bound averages the partial sums |S_j| themselves.")),
         ]  # fmt: skip
         # The nearest mistake within the tolerance: far away two mistakes can both be small numbers
@@ -296,5 +306,5 @@ class FixLayout(Question):
                 "With your weights the scores of each token with itself are right but every other score is off: the symptom of pairs that do not line up. Reorder each head's columns of both matrices."
             )
         return _(
-            "With your weights the attention logits differ from those the checkpoint was made to give, even on the diagonal: only reorder columns, do not change their values."
+            "With your weights the attention logits differ from those the checkpoint was made to give, even on the diagonal: your new w_q or w_k is not a reordering of the old one's columns within each head's block (a column moved to another head, or a value changed)."
         )

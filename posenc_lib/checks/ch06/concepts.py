@@ -147,7 +147,8 @@ c3 = MultipleChoice(
                 "W_k's columns fixes it."
             ),
             why=N_(
-                "On the diagonal nothing turns in either layout; elsewhere the wrong dims turn "
+                "On the diagonal the query's and key's turns cancel in either layout; elsewhere the "
+                "wrong dims turn "
                 "together (relative error 0.36 at 1 token, 1.00 at 8 to 15). `convert_projection` "
                 "(Llama's permute()) repairs it to rounding (section 3)."
             ),
@@ -182,7 +183,8 @@ c3 = MultipleChoice(
                 "distance stay right."
             ),
             why=N_(
-                "The other way round: at m = n nothing turns, so those logits are exact; every "
+                "The other way round: at m = n the query's and key's turns cancel in either "
+                "layout, so those logits are exact; every "
                 "other distance is wrong, more so further away (section 3)."
             ),
         ),
@@ -212,13 +214,13 @@ c4 = MultipleChoice(
             "b",
             N_(
                 "So that the slowest pair turns less than once over the context: for D = 128, base ≥ "
-                "context / 5.5 is one necessary condition, not a sufficient one."
+                "context / 5.5, a heuristic floor, not a proven requirement or a recipe."
             ),
             why=N_(
-                "Its wavelength is 2π·base^((D−2)/D); past one turn the slowest pair cannot tell near "
-                "from far on its own, so 32,768 tokens need base ≥ 5,974 (section 7's table). That is "
-                "a floor: Llama 3 uses 500,000 for 8,192 tokens, 342 times it, and Qwen2 raised its "
-                "base to 1,000,000 for 32,768 (section 7)."
+                "Its wavelength is 2π·base^((D−2)/D); past one turn that pair cannot tell near from far "
+                "alone, so 32,768 tokens ask for base ≥ 5,974 (section 7's table). A rule of thumb, "
+                "not a proven need (Men et al. 2024 derive another bound), and a floor: Llama 3 uses "
+                "500,000 for 8,192 tokens, Qwen2 1,000,000 for 32,768 (section 7)."
             ),
         ),
         Choice(

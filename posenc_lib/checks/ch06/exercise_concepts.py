@@ -223,7 +223,8 @@ c3 = MultipleChoice(
             ),
             why=N_(
                 "Interleaved code pairs dims (2i, 2i + 1): dim 64 joins dim 65 in pair 32, "
-                "θ_32 = 10,000^(−64/128) = 0.01. At m = n nothing turns in either layout; at other "
+                "θ_32 = 10,000^(−64/128) = 0.01. At m = n the query and the key turn by the same "
+                "angles, which cancel in either layout; at other "
                 "distances the wrong dims turn at the wrong speeds, until W_q's and W_k's columns "
                 "are reordered (section 3)."
             ),

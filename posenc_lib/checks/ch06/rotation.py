@@ -64,18 +64,19 @@ class ApplyRope(Question):
     title = N_("Rotate queries with RoPE, in both layouts")
     hints = (
         N_(
-            "Frequencies: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1. `positions` is a list: make "
-            "it a column first, torch.tensor(positions, dtype=torch.float64)[:, None], then multiply by "
-            "theta to get the angles, shape (T, D/2)."
+            "Every pair of dims is a point in a plane, and RoPE turns that point by an angle: the "
+            "row's position times the pair's own speed, theta_i, which shrinks as i grows. The style "
+            "decides only which two dims form pair i. Three steps: the angles, the two members of "
+            "each pair, the turn."
         ),
         N_(
-            "Split x into the two members of each pair: for 'half', x1 = x[:, :D/2] and "
-            "x2 = x[:, D/2:]; for 'interleaved', x1 = x[:, 0::2] and x2 = x[:, 1::2]."
+            "The angles: theta_i = base ** (-2i / D) for i = 0 .. D/2 - 1; make `positions` a column, "
+            "torch.tensor(positions, dtype=torch.float64)[:, None], and multiply, shape (T, D/2). The "
+            "members: 'half' pairs dim i with dim i + D/2, 'interleaved' dim 2i with dim 2i + 1."
         ),
         N_(
-            "Each pair turns counterclockwise: (x1 cos - x2 sin, x1 sin + x2 cos). Put the results back "
-            "where x1 and x2 came from: torch.cat for 'half', torch.stack(..., -1).reshape for "
-            "'interleaved'."
+            "The turn is counterclockwise, the 2-D rotation of section 1 of the lecture; write each "
+            "turned member back to the dim it came from (the layout of the input)."
         ),
     )
 

@@ -2,7 +2,7 @@
 
 - c1 (choice): what the small models trained at L = 64 show past L (extrapolation is not "any
   longer input works", nor "any relative encoding works");
-- c2 (number): NTK-aware scaling's new base for s = 4 at D = 32, from ``rope_scaling.ntk_base``;
+- c2 (number): what the tutorial base · s leaves of the slowest pair's frequency (s = 4, D = 32);
 - c3 (choice): what Position Interpolation does without fine-tuning, and why;
 - c4 (choice): what the fine-tuning experiment (PI, YaRN and a plain control) shows.
 
@@ -12,9 +12,9 @@ its seed-by-seed verdicts say so); the numeric answer is computed with the libra
 
 from __future__ import annotations
 
+from posenc_lib.analysis.ch07_scaling import frequencies
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
-from posenc_lib.rope_scaling import ntk_base
 
 c1 = MultipleChoice(
     "c1",
@@ -77,43 +77,48 @@ c1 = MultipleChoice(
 c2 = Numeric(
     "c2",
     prompt=N_(
-        "NTK-aware scaling for a factor s = 4 on RoPE with base 10000 and D = 32 (this chapter's "
-        "models): what is the new base, the one that divides the slowest pair's frequency by exactly 4?"
+        "A common tutorial formula for NTK-aware scaling sets the new base to base · s. On this "
+        "chapter's RoPE heads (base 10000, D = 32) with s = 4 that is 40,000: what fraction of its "
+        "old frequency does the slowest pair, i = 15, keep?"
     ),
-    answer=lambda: ntk_base(10000.0, 4.0, 32),  # 10000 * 4 ** (32 / 30)
+    answer=lambda: float(frequencies(32, 40000.0)[15] / frequencies(32, 10000.0)[15]),  # 4^(-30/32)
     rel_tol=0.02,
-    answer_keys=("4^(32/30)", "s^(D/(D−2))", "s^(D/(D-2))", "32/30", "43,873"),
+    answer_keys=("4^(−30/32)", "4^(-30/32)", "0.2726", "0.273"),
     why=N_(
-        "base · s^(D/(D−2)) = 10000 · 4^(32/30) ≈ 43,873: the slowest pair's frequency is "
-        "base^(−(D−2)/D), so the base must grow by s^(D/(D−2)) to divide it by s; pair 0 keeps its "
-        'frequency (section 4; a myth box of the deep dive "the scalings in detail").'
+        "Pair i's frequency is base^(−2i/D), so the slowest pair's is base^(−30/32). Four times the "
+        "base multiplies it by 4^(−30/32) ≈ 0.2726, not 1/4: divided by 3.67, not 4. To divide "
+        "it by exactly 4 the base needs a slightly larger power of 4, which exercise 1 derives "
+        '(section 4; deep dive "the scalings in detail").'
     ),
     mistakes=(
         Mistake(
-            10000.0 * 4,
+            0.25,
             N_(
-                "10000 · 4 = 40,000 is a common tutorial formula, which a myth box of the deep dive "
-                '"the scalings in detail" corrects: it '
-                "divides the slowest pair by only 4^(30/32), leaving it 0.2726 of its frequency "
-                "instead of 0.25. Work out which power of 4 the base needs (section 4)."
+                "0.25 assumes that four times the base divides the slowest pair by exactly 4. Its "
+                "frequency is the base to a power that is not −1: write it for i = 15 and D = 32 "
+                "(section 4)."
             ),
         ),
         Mistake(
-            10000.0 / 4,
+            1.0,
             N_(
-                "10000 / 4 = 2,500 makes every pair turn faster, the opposite of the aim: to slow the "
-                "slow pairs the base must grow (section 4)."
+                "1 is pair 0's ratio: θ_0 = base⁰ = 1 for any base. The slowest pair is i = 15, whose "
+                "frequency does depend on the base (section 4)."
             ),
         ),
         Mistake(
-            10000.0 * 4**2,
+            4.0 ** (30 / 32),
             N_(
-                "10000 · 4² = 160,000 over-stretches: it divides the slowest pair by 4^(60/32) ≈ 13.5, "
-                "not 4. Work out the exponent from the slowest pair's frequency (section 4)."
+                "≈ 3.67 is how many times the frequency is divided; the question asks the fraction "
+                "of the old frequency that is kept."
             ),
         ),
     ),
     section=N_("section 4 of this chapter"),
+    hint=N_(
+        "Write the slowest pair's frequency as a power of the base, then put 4 · base in its place: "
+        "what factor appears?"
+    ),
 )
 
 c3 = MultipleChoice(

@@ -114,8 +114,8 @@ c2 = MultipleChoice(
                 "more it is divided, up to exactly 16 for the last pair."
             ),
             why=N_(
-                "θ'_i/θ_i = s^(−2i/(D−2)): 1 for pair 0, 1/16 for pair 31, about 1/4.2 for pair 16 "
-                "halfway. The fast pairs, which turned full circles in training, stay as trained; "
+                "θ'_i/θ_i = (base'/base)^(−2i/D): 1 for pair 0, 1/16 for pair 31 (the base is chosen "
+                "for that), about 1/4.2 for pair 16 halfway. The fast pairs, which turned full circles in training, stay as trained; "
                 "the slow ones, which meet new angles past L, are slowed most (sections 3c and 4)."
             ),
         ),
@@ -145,8 +145,8 @@ c2 = MultipleChoice(
     answer="b",
     section=N_("section 4 of this chapter"),
     hint=N_(
-        "write pair i's frequency with the new base, base · s^(D/(D−2)), and divide it by the old "
-        "one: which power of s is left, and what is it for i = 0 and for the last pair?"
+        "pair i's frequency is base^(−2i/D): a new base b' multiplies it by (b'/base)^(−2i/D). "
+        "Which pair does that leave alone, and which does it change most?"
     ),
 )
 

@@ -54,7 +54,10 @@ class NtkBase(Question):
             "The last pair is i = D/2 - 1, so its frequency is multiplied by s ** (-(D - 2) x / D). "
             "Choose x so that this is exactly 1 / s."
         ),
-        N_("x = D / (D - 2): return base * s ** (D / (D - 2)), one float."),
+        N_(
+            "Both sides are powers of s, so their exponents must match: -(D - 2) x / D = -1. "
+            "Solve that for x."
+        ),
     )
 
     def cases(self, seed=0):

@@ -226,21 +226,19 @@ class GreedyWithCache(Question):
     title = N_("Greedy generation with your own KV-cache loop")
     hints = (
         N_(
-            "First call: out = model(input_ids, use_cache=True). The next token is "
-            "out.logits[:, -1].argmax(-1), and out.cache holds every prompt token's keys and "
-            "values, already rotated by RoPE at their positions 0 .. T - 1."
+            "With a cache the model reads each token once: the prompt in one call, then each call "
+            "carries only the newest token and the cache the last call returned. What must each "
+            "such call also be told, since a token of one is fed alone?"
         ),
         N_(
-            "Each step: feed only the newest token, (1, 1), with cache=out.cache (the last "
-            "call's), and position_ids=torch.tensor([[position]]): the token's own position, T for "
-            "the first new token fed, then T + 1, ... (it continues the cache; it never restarts at "
-            "0). Pass it on every call after the prompt's: the check stops a call without it "
-            "(transformers would number the token from the cache's length itself; here you do)."
+            "Its position. The prompt's tokens sit at 0 .. T - 1, so the first token you feed sits "
+            "at T and each later one a step further; a position that restarts at 0 rotates the "
+            "new query wrongly against every cached key (section 4 of the lecture)."
         ),
         N_(
-            "Collect the n_new chosen tokens (the first comes from the prompt's call, so the loop "
-            "feeds n_new - 1 tokens: n_new calls of the model in all, which the check counts) and "
-            "return torch.cat(tokens, dim=1), shape (1, n_new), inside torch.no_grad()."
+            "Count the calls: the first new token comes from the prompt's call, and the last token "
+            "chosen is returned, never fed, so the loop feeds n_new - 1 tokens (n_new calls in "
+            "all). No gradients are needed; return the tokens as one (1, n_new) tensor."
         ),
     )
 

@@ -244,10 +244,12 @@ def _turns(pair: int) -> float:
 c4 = Numeric(
     "c4",
     prompt=N_(
-        "SmolLM2 (head_dim 64, base 100000, trained length L = 8,192) is run on 16,384 tokens "
-        "with YaRN, s = 2, beta_fast 32 and beta_slow 1. Its pair 15 turns about 5.9 times over "
-        "8,192 positions. By what factor does YaRN multiply pair 15's frequency θ_15 (1 = kept, "
-        "0.5 = halved)?"
+        "SmolLM2 (head_dim 64, base 100000, L = 8,192) is run on 16,384 tokens with YaRN, "
+        "s = 2, beta_fast 32 and beta_slow 1, as transformers runs it: its ramp (1 = pair kept, "
+        "0 = pair divided by s) is linear in the pair index, 1 up to pair floor(i(32)) = 10 and "
+        "0 from pair ceil(i(1)) = 20 on (i(β): the real pair index that turns β times over L). "
+        "Pair 15 turns about 5.9 times over L. By what factor does YaRN multiply its frequency "
+        "θ_15 (1 = kept, 0.5 = halved)?"
     ),
     answer=lambda: _yarn_factor(15),  # ramp 0.5: 0.5 + 0.5 / 2
     rel_tol=0.02,
@@ -255,7 +257,7 @@ c4 = Numeric(
         "0.75: turning between beta_slow = 1 and beta_fast = 32 times, pair 15 sits on the "
         "ramp, which runs from pair floor(i(32)) = 10 (kept) to ceil(i(1)) = 20 (halved). It "
         "keeps ramp 0.5 of its frequency and halves the rest: 0.5 + 0.5 / 2 = 0.75 (chapter 7's "
-        "question 2; section 6's dashboard)."
+        "question 2 builds this ramp)."
     ),
     mistakes=(
         Mistake(
@@ -276,9 +278,8 @@ c4 = Numeric(
         Mistake(
             _yarn_factor(15, paper=True),
             N_(
-                "your ramp is linear in the number of turns, as the YaRN paper writes it; "
-                "transformers' ramp, which SmolLM2 runs, is linear in the pair index (chapter 7's "
-                "question 2)."
+                "your ramp is linear in the number of turns, as the YaRN paper writes it; the "
+                "prompt's ramp (transformers', which SmolLM2 runs) is linear in the pair index."
             ),
         ),
         Mistake(
@@ -290,7 +291,11 @@ c4 = Numeric(
         ),
     ),
     answer_keys=("0.5 + 0.5 / 2",),
-    section=N_("section 6 of this chapter (and chapter 7, section 4)"),
+    section=N_("the ramp the prompt states (chapter 7, section 4)"),
+    hint=N_(
+        "Where does pair 15 sit between pair 10 and pair 20, and so what is its ramp? Then "
+        "weigh the kept frequency and the halved one by it."
+    ),
 )
 
 EXERCISE_CONCEPTS = (c1, c2, c3, c4)

@@ -83,16 +83,18 @@ class UnpermuteGguf(Question):
     title = N_("Un-permute GGUF's query and key rows")
     hints = (
         N_(
-            "Each head's Dh rows are in GGUF's order: pair i sits in rows 2i and 2i + 1. "
-            "transformers wants the first members of all pairs, then the second members."
+            "Picture one head's Dh rows as a grid of Dh/2 pairs by 2 members. GGUF lists that grid "
+            "pair by pair (row 2i + j); transformers lists it member by member (row j * Dh/2 + i). "
+            "Which operation on the grid turns one reading order into the other?"
         ),
         N_(
-            "Split the rows into heads, and each head's rows into (Dh/2 pairs, 2 members): "
-            "w.reshape(n_heads, Dh // 2, 2, D_in)."
+            "No loop is needed: a reshape can give the head, the pair and the member an axis each "
+            "without moving a number (derive Dh = rows // n_heads from the shape); the order in "
+            "which you read those axes back decides the row order."
         ),
         N_(
-            "Swap the pair and member axes, then flatten back: "
-            ".transpose(1, 2).reshape(n_heads * Dh, D_in). Derive Dh = rows // n_heads."
+            "Test on the tiny (16, 3) case (2 heads of 8 rows): head 0's rows must come out as GGUF "
+            "rows 0, 2, 4, 6, 1, 3, 5, 7, and head 1's as 8, 10, 12, 14, 9, 11, 13, 15."
         ),
     )
 
