@@ -240,7 +240,7 @@ def score_ceilings(edges, by_width, by_base, expected, near, measured):
         axes[0].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     # The curve both panels draw (base 10000, D = 128: by_width's last, by_base's middle) keeps
     # one colour, C2, in both; the right panel's other two get colours the left does not use.
-    for (label, tops), colour in zip(by_base.items(), ("C4", "C2", "C5"), strict=True):
+    for (label, tops), colour in zip(by_base.items(), ("C4", "C2", "C9"), strict=True):
         axes[1].plot(left, to_numpy(tops), color=colour, lw=1, label=label)
     axes[1].plot(
         left, to_numpy(expected), color="tab:red", lw=1,
