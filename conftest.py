@@ -6,9 +6,8 @@ on both:
 
 * this process and its xdist workers (every test in tests/, the library's numeric tests among
   them) and the Chinese notebooks' kernels (zh/) take the plain path without SIMD, what an unknown
-  CPU gets (``ATEN_CPU_CAPABILITY=default``, fixed here before any test imports torch);
-* the English notebooks' kernels, and every other process the tests start (the grader's
-  sandboxes, JupyterLab, Voila), take this machine's own path (AVX-512 here, AVX2 on most laptops),
+  CPU gets (``ATEN_CPU_CAPABILITY=default``, set here before anything imports torch);
+* the English notebooks' kernels take this machine's own path (AVX-512 here, AVX2 on most laptops),
 
 and tests/i18n holds the two editions' printed numbers equal digit for digit. A setting the caller
 gives (`make test-portable`) applies to everything instead.
@@ -22,36 +21,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 PLAIN_PATH = {"ATEN_CPU_CAPABILITY": "default"}
-# The variables the caller set (make test-portable) apply to everything, unchanged.
-CALLER_SET = frozenset(name for name in PLAIN_PATH if name in os.environ)
-
-
-def _plain_path_for_this_process() -> None:
-    """This process's torch on the plain path: set the variable, let torch read it (it reads it
-    once, at the first dispatch), then take it away again, so that what this process starts (the
-    English kernels, the grader's sandboxes, JupyterLab and Voila in the browser tests) keeps the
-    machine's own path. xdist's workers, started without it, do the same for themselves."""
-    missing = {k: v for k, v in PLAIN_PATH.items() if k not in CALLER_SET}
-    if not missing:
-        return
-    os.environ.update(missing)
-    try:
-        import torch
-
-        torch.backends.cpu.get_cpu_capability()  # fixes the path for this process's lifetime
-    finally:
-        for name in missing:
-            os.environ.pop(name, None)
-
-
-_plain_path_for_this_process()
+# The variables the caller set (make test-portable): those apply to every kernel, unchanged. xdist's
+# workers inherit this process's environment, setting included: the first process (the one the
+# caller started) writes down which were the caller's.
+_CALLERS = "POSENC_CALLER_SET"
+if _CALLERS not in os.environ:
+    os.environ[_CALLERS] = " ".join(name for name in PLAIN_PATH if name in os.environ)
+CALLER_SET = frozenset(os.environ[_CALLERS].split())
+for _name, _value in PLAIN_PATH.items():
+    os.environ.setdefault(_name, _value)  # torch reads it once, at its first import
 
 
 def kernel_environment(notebook: Path, caller_set=CALLER_SET) -> dict[str, str | None]:
-    """The variables this notebook's kernel sees on top of the session's environment: a Chinese
-    notebook's kernel takes the plain path (an English one inherits the machine's)."""
+    """The variables this notebook's kernel sees changed from the session's environment: None
+    unsets one (an English notebook's kernel takes this machine's own path)."""
     chinese = notebook.suffix == ".ipynb" and (ROOT / "zh") in notebook.resolve().parents
-    return {k: v for k, v in PLAIN_PATH.items() if chinese and k not in caller_set}
+    if chinese or notebook.suffix != ".ipynb":
+        return {}
+    return {name: None for name in PLAIN_PATH if name not in caller_set}
 
 
 @pytest.hookimpl(wrapper=True)
