@@ -32,6 +32,7 @@ The tests that change a right answer run the worked solution once per public inp
 and hand back its stored results, so they cost milliseconds per question.
 """
 
+import contextlib
 import difflib
 import functools
 import importlib
@@ -266,6 +267,25 @@ def _private_helper(question):
     raise AssertionError(f"{module.__name__} has no private helper")
 
 
+class _Refused(AssertionError):
+    pass
+
+
+@contextlib.contextmanager
+def _read_only(question):
+    """``question`` with every attribute write or delete refused while the block runs."""
+
+    def refuse(self, name, *value):
+        raise _Refused(f"{type(self).__name__} wrote {name!r} on itself while judging")
+
+    original = type(question)
+    question.__class__ = type(original.__name__, (original,), {"__setattr__": refuse, "__delattr__": refuse})
+    try:
+        yield
+    finally:
+        object.__setattr__(question, "__class__", original)
+
+
 def judged_as_graded(question, fn, cases):
     """The verdict on ``fn`` for ``cases`` as the grader reaches it: the outcomes encoded as its
     child sends them, loaded with ``torch.load(weights_only=True)``, decoded and judged."""
@@ -315,6 +335,21 @@ def standard_tests(questions, solutions, stubs, wrong, points) -> dict:
             cases = question.cases(seed)
             verdict = question.judge(cases, question.run(fn, cases))
             assert verdict.status == PASS, (seed, verdict.message)
+
+    @each_question
+    def test_judging_stores_nothing_on_the_question(question):
+        # The grader judges several submissions at once, in threads, with one question object:
+        # a judgement that stored state on it (and a second thread's overwrote it) failed right
+        # answers at random. Judged with every write to the object refused, each verdict holds.
+        answers = [solutions[question.function], *(fn for fn, _ in wrong[question.name])]
+        for fn in answers:
+            cases = question.cases(1)
+            outcomes = question.run(fn, cases)
+            expected = question.judge(cases, outcomes)
+            with _read_only(question):
+                verdict = question.judge(cases, outcomes)
+            assert (verdict.status, verdict.message) == (expected.status, expected.message)
+        assert expected.status == FAIL and answers  # (the known-wrong ones ran too)
 
     @each_question
     def test_the_exercise_stubs_are_not_attempted(question, capsys):

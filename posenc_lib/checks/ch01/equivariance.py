@@ -3,6 +3,8 @@ position signal."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import torch
 
 from posenc_lib.checks import draws
@@ -112,6 +114,11 @@ class EquivarianceGap(Question):
 
 # -- q4: break the symmetry ---------------------------------------------------------------------------
 
+# Each input's partner (the other input of its shape) and what the learner returned for it, for the
+# one judgement under way in this thread: the grader judges several submissions at once in threads
+# with the same question object, so the pairing must not live on the object.
+_PARTNERS: ContextVar[dict | None] = ContextVar("q4_partners", default=None)
+
 
 class AddPositions(Question):
     name, function, points, notebook = "q4", "add_positions", 3, NOTEBOOK
@@ -195,18 +202,19 @@ class AddPositions(Question):
     def _judge(self, cases, outcomes):
         # diagnose() compares an input's signal with its partner's (the other input of its shape)
         values = [o.value if o.kind == "returned" else None for o in outcomes]
-        self._partner = {}
+        partners = {}
         for first in range(0, len(values) - 1, 2):
-            self._partner[id(cases[first])] = (cases[first + 1], values[first + 1])
-            self._partner[id(cases[first + 1])] = (cases[first], values[first])
+            partners[id(cases[first])] = (cases[first + 1], values[first + 1])
+            partners[id(cases[first + 1])] = (cases[first], values[first])
+        token = _PARTNERS.set(partners)
         try:
             return super()._judge(cases, outcomes)
         finally:
-            del self._partner  # the question keeps no state between checks
+            _PARTNERS.reset(token)  # nothing kept between checks
 
     def _moves_with_the_words(self, case, signal):
         """True when the partner input (same shape, other words) got a different signal."""
-        other, value = getattr(self, "_partner", {}).get(id(case), (None, None))
+        other, value = (_PARTNERS.get() or {}).get(id(case), (None, None))
         try:
             added = torch.as_tensor(value).double() - other.args[0].double()
         except Exception:  # the partner failed or returned no tensor: its own verdict says so
