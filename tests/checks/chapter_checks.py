@@ -279,7 +279,9 @@ def _read_only(question):
         raise _Refused(f"{type(self).__name__} wrote {name!r} on itself while judging")
 
     original = type(question)
-    question.__class__ = type(original.__name__, (original,), {"__setattr__": refuse, "__delattr__": refuse})
+    question.__class__ = type(
+        original.__name__, (original,), {"__setattr__": refuse, "__delattr__": refuse}
+    )
     try:
         yield
     finally:
@@ -312,6 +314,34 @@ def _wrong(value):
             return [v + 1 for v in value]
         return sorted(set(value) | {max(value, default=-1) + 1000})
     return object()
+
+
+def concept_tests(questions, quiz, exercise_concepts, lecture, wrong) -> dict:
+    """The shared tests of one chapter's concept questions, by name, for the module's globals.
+
+    questions: the graded ones (coding and concept); quiz: the lecture's ``CONCEPTS``, never graded;
+    exercise_concepts: the graded concept questions; lecture: the core's file name, no suffix;
+    wrong: [(question, a known-wrong answer, a fragment of the sentence it gets), ...].
+    """
+
+    def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
+        assert questions[-len(exercise_concepts) :] == exercise_concepts
+        assert not set(map(id, quiz)) & set(map(id, questions))  # the quiz is never graded
+        assert not {q.prompt for q in quiz} & {q.prompt for q in exercise_concepts}
+        path = _SOLUTIONS.parent / "notebooks" / f"{lecture}.ipynb"
+        assert "quiz(CONCEPTS)" in path.read_text(encoding="utf-8")  # the lecture keeps its quiz
+
+    def test_every_graded_concept_question_has_known_wrong_answers():
+        assert {id(q) for q, _, _ in wrong} == set(map(id, exercise_concepts))
+
+    @pytest.mark.parametrize(
+        "question, answer, fragment", wrong, ids=[f"{q.name}-{f}" for q, _, f in wrong]
+    )
+    def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, answer, fragment):
+        verdict = question.evaluate(answer)
+        assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+
+    return {name: f for name, f in locals().items() if name.startswith("test_")}
 
 
 def standard_tests(questions, solutions, stubs, wrong, points) -> dict:

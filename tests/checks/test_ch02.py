@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib import (
     LearnedPositionalEmbedding,
@@ -454,14 +454,6 @@ def test_no_threshold_sits_so_close_to_a_curve_value_that_float32_could_flip_it(
 # -- the concept questions: the exercises ask others than the lecture quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "02_naive_encodings.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def test_the_concept_answers_are_what_the_library_measures():
     # c1: 8t first passes 100 at t = 13, the last position of a 14-token text
     lengths = integer_encoding(20, 64).norm(dim=-1)  # (20,)
@@ -510,9 +502,6 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
     assert c3.evaluate(2.45).status == PASS and c2.evaluate(50.0).status == PASS
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+globals().update(
+    concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "02_naive_encodings", CONCEPT_WRONG)
 )
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib import sinusoidal_encoding
 from posenc_lib.analysis.ch03_add_concat import random_abs_cosine
@@ -361,14 +361,6 @@ def test_q5_terms_add_up_to_the_score_of_the_sums(capsys):
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "03_sinusoidal.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def _wavelength(i, d=64, base=10000.0):
     return 2 * math.pi * base ** (2 * i / d)
 
@@ -447,12 +439,9 @@ def test_the_numbers_the_concept_questions_quote_are_the_library_s():
     assert f"{random_abs_cosine(256):.3f}" == "0.050"
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+globals().update(
+    concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "03_sinusoidal", CONCEPT_WRONG)
 )
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message
 
 
 def test_each_exercise_concept_question_has_its_own_nudge_and_a_readable_working():
@@ -462,7 +451,6 @@ def test_each_exercise_concept_question_has_its_own_nudge_and_a_readable_working
     assert all(nudges) and len(set(nudges)) == len(nudges)
     for question in (c1, c4):  # "Computed as:" shows the library's names, no private helper
         assert question.working and "_first_pair" not in question.working
-        assert "_width_for" not in question.working
     # q2's first hint is a nudge: it hands over neither the block nor the assembly
     assert not any(key in q2.hints[0] for key in q2.answer_keys)
     assert "block_diag" not in q2.hints[0] and "cos b" not in q2.hints[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib import RelativePositionBias, t5_relative_position_bucket
 from posenc_lib.analysis.ch04_relative import offset_matrix, scorer
@@ -381,14 +381,6 @@ def test_two_cross_attention_slips_are_both_named(first, second, capsys):
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "04_relative_bias.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def _pairs(rule, n=12):
     offsets = offset_matrix(n)  # (T, T): j - i
     return int(rule(offsets).sum())
@@ -487,9 +479,6 @@ def test_what_c3_and_c4_claim_holds_in_the_library():
     assert first < 1e-10 < 0.05 < second, (first, second)
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+globals().update(
+    concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "04_relative_bias", CONCEPT_WRONG)
 )
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message

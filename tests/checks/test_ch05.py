@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib import alibi_bias, alibi_slopes
 from posenc_lib.analysis.ch05_alibi import effective_window, far_mass
@@ -313,14 +313,6 @@ def test_an_endless_tail_from_distance_itself_is_named(seed, capsys):
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "05_alibi.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def _m(head, heads):
     return float(alibi_slopes(heads)[head - 1])
 
@@ -376,9 +368,4 @@ def test_c2s_numbers_are_the_librarys():
     assert [round(99 * m, 1) for m in slopes[4:6].tolist()] == [3.1, 1.5]
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
-)
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message
+globals().update(concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "05_alibi", CONCEPT_WRONG))

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib.analysis import ch07_scaling
 from posenc_lib.analysis.ch07_scaling import yarn_ramp
@@ -360,14 +360,6 @@ def test_the_first_yarn_case_is_the_chapters_model_and_its_ramp_spans_five_pairs
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "07_extrapolation.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def _wave(pair, method=None, s=4.0):
     """Pair ``pair``'s wavelength at D = 32, base 10000, L = 64, under a scaling or none."""
     theta = float(ch07_scaling.frequencies(32, 10000.0)[pair])
@@ -409,12 +401,9 @@ def test_the_concept_questions_pass_their_answer_computed_with_the_library():
     assert c3.evaluate(8 * math.pi).status == PASS and c3.evaluate(25.1).status == PASS
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+globals().update(
+    concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "07_extrapolation", CONCEPT_WRONG)
 )
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message
 
 
 def test_c2s_ratios_and_c3s_rounded_wavelength_are_the_librarys():

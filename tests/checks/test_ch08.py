@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from chapter_checks import answer_functions, standard_tests
+from chapter_checks import answer_functions, concept_tests, standard_tests
 
 from posenc_lib.analysis.ch08_config import PUBLISHED_ROPE, rope_from_config
 from posenc_lib.checks import FAIL, PASS
@@ -517,14 +517,6 @@ def test_q3_says_what_the_loop_did_when_the_check_stops_the_model(capsys):
 # -- the concept questions: the exercises ask others than the lecture's quiz, each one applied ----
 
 
-def test_the_exercises_ask_other_concept_questions_than_the_lecture_quiz():
-    assert QUESTIONS[-len(EXERCISE_CONCEPTS) :] == EXERCISE_CONCEPTS
-    assert not set(map(id, CONCEPTS)) & set(map(id, QUESTIONS))  # the quiz is never graded
-    assert not {q.prompt for q in CONCEPTS} & {q.prompt for q in EXERCISE_CONCEPTS}
-    lecture = (ROOT / "notebooks" / "08_real_model.ipynb").read_text(encoding="utf-8")
-    assert "quiz(CONCEPTS)" in lecture  # the lecture keeps its quiz
-
-
 def _slowest(head_dim, base):
     """The slowest pair's wavelength of a config with this head_dim and rope_theta."""
     config = {"hidden_size": 2048, "num_attention_heads": 32, "head_dim": head_dim,
@@ -607,12 +599,9 @@ def test_c4_asks_about_a_pair_on_yarns_ramp():
     assert 0.5 < _yarn_factor(15) < 1
 
 
-@pytest.mark.parametrize(
-    "question, wrong, fragment", CONCEPT_WRONG, ids=[f"{q.name}-{f}" for q, _, f in CONCEPT_WRONG]
+globals().update(
+    concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "08_real_model", CONCEPT_WRONG)
 )
-def test_a_known_wrong_concept_answer_fails_naming_its_mistake(question, wrong, fragment):
-    verdict = question.evaluate(wrong)
-    assert verdict.status == FAIL and fragment in verdict.message, verdict.message
 
 
 def test_c4_prompt_states_the_ramp_it_grades():

@@ -30,19 +30,6 @@ def _first_pair_longer(text: int, d_model: int, scale: float = 1.0, step: int = 
     return int((lam > text).nonzero()[0, 0])
 
 
-def _width_for(factor: float, d_model: int) -> int:
-    """The smallest width whose mean |cos| of random directions is ``factor`` times smaller than
-    at ``d_model`` (random_abs_cosine, exact; about sqrt(2 / (pi D)))."""
-    target, width = random_abs_cosine(d_model) / factor, d_model
-    while random_abs_cosine(width) > target:
-        width *= 2
-    low = width // 2  # random_abs_cosine falls with D: bisect between low and width
-    while width - low > 1:
-        middle = (low + width) // 2
-        low, width = (middle, width) if random_abs_cosine(middle) > target else (low, middle)
-    return width
-
-
 c1 = Numeric(
     "c1",
     prompt=N_(
