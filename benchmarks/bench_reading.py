@@ -37,8 +37,8 @@ class Reading:
             missed.append(f"words {self.words:,} > {MAX_WORDS:,}")
         if self.code_lines > MAX_CODE_LINES:
             missed.append(f"code {self.code_lines} > {MAX_CODE_LINES}")
-        if self.stated > MAX_MINUTES:
-            missed.append(f"{self.stated} min > {MAX_MINUTES}")
+        if self.model > MAX_MINUTES:  # the model's minutes, not the rounded ones it states
+            missed.append(f"{self.model:.1f} min > {MAX_MINUTES}")
         return missed
 
 

@@ -160,6 +160,35 @@ class Fit:
     estimates: int
 
 
+RECORDED = ("words", "code_lines", "figures", "coding_questions", "concept_questions", "run_s")
+
+
+def read_as(record: dict) -> tuple[Features, float]:
+    """What a calibration record's reader read: its notebook's counts and run time as recorded with
+    the estimate (``record_calibration`` writes them), so editing the notebook later (a core cut to
+    fit its hour) moves neither the fit nor the constants held to it."""
+    missing = [key for key in RECORDED if key not in record]
+    if missing:
+        raise ValueError(
+            f"course.toml's calibration record for {record.get('path')} lacks {', '.join(missing)}:"
+            " record the notebook as it was read (tools.course_plan.record_calibration)"
+        )
+    counts = Features(*(int(record[key]) for key in RECORDED[:-1]))
+    return counts, float(record["run_s"])
+
+
+def record_calibration(path: str, minutes: float, read: str, plan: Path = PLAN,
+                       root: Path = ROOT) -> str:  # fmt: skip
+    """A [[calibration]] entry for ``path`` as it is now (what a reader has just read), as TOML."""
+    _, chapters = load(plan)
+    _, entry = chapter_of(path, chapters)
+    feats = features(root / path)
+    values = {**vars(feats), "run_s": entry.run_s}
+    lines = [f'path = "{path}"', f"minutes = {minutes:g}", f'read = "{read}"']
+    lines += [f"{key} = {values[key]:g}" for key in RECORDED]
+    return "[[calibration]]\n" + "\n".join(lines) + "\n"
+
+
 def fit_pace(path: Path = PLAN, root: Path = ROOT) -> Fit:
     """Least squares over the recorded estimates, with two unknowns: the reading speed (a code line
     read in the time of ``words_per_code_line`` words: the ratio an earlier fit found) and the
@@ -171,11 +200,11 @@ def fit_pace(path: Path = PLAN, root: Path = ROOT) -> Fit:
     pace, chapters = load(path)
     rows, targets = [], []
     for record in data.get("calibration", []):
-        _, entry = chapter_of(record["path"], chapters)
-        feats = features(root / record["path"])
+        chapter_of(record["path"], chapters)  # a notebook the plan lists (raises if not)
+        feats, run_s = read_as(record)  # the notebook as the reader read it, not as it is now
         fixed = (
             feats.figures * pace["seconds_per_figure"] / 60
-            + entry.run_s / 60
+            + run_s / 60
             + feats.concept_questions * pace["minutes_per_concept_question"]
         )
         rows.append([feats.words + pace["words_per_code_line"] * feats.code_lines,

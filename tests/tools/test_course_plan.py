@@ -5,7 +5,9 @@ what the plan says. After a notebook changes: python -m tools.authoring times.""
 
 from __future__ import annotations
 
+import math
 import re
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -145,17 +147,39 @@ def test_the_model_adds_its_terms_and_rounds_to_five_minutes():
 
 def test_the_pace_is_the_fit_to_the_recorded_cold_reads():
     """[pace] holds the least-squares fit to course.toml's [[calibration]] estimates, rounded (within
-    5 %, so a notebook edited since the reads does not fail it), and a code line's seconds are the
-    time of words_per_code_line words at that speed."""
+    5 %), and a code line's seconds are the time of words_per_code_line words at that speed. The
+    cores, whose hour is a floor, are fitted within 4 minutes rms; the exercise estimates are the
+    roughest (readers gave ranges of 10 to 15 minutes), so the whole fit is held within 7."""
     pace, _ = course_plan.load()
     fit = course_plan.fit_pace()
-    assert fit.estimates >= 14 and fit.rms < 6, fit
+    assert fit.estimates >= 14 and fit.rms < 7, fit
     assert pace["words_per_minute"] == pytest.approx(fit.words_per_minute, rel=0.05), fit
     assert pace["minutes_per_coding_question"] == pytest.approx(
         fit.minutes_per_coding_question, rel=0.05
     ), fit
     per_line = pace["words_per_code_line"] * 60 / pace["words_per_minute"]
     assert pace["seconds_per_code_line"] == pytest.approx(per_line, abs=0.05)
+    records = tomllib.loads(course_plan.PLAN.read_text(encoding="utf-8"))["calibration"]
+    misses = [
+        course_plan.model_minutes(*course_plan.read_as(r), pace) - r["minutes"]
+        for r in records
+        if r["path"].startswith("notebooks/")
+    ]
+    assert len(misses) >= 8 and math.sqrt(sum(m * m for m in misses) / len(misses)) < 4, misses
+
+
+def test_a_calibration_record_keeps_the_notebook_as_it_was_read(tmp_path):
+    """The fit reads each estimate's recorded counts, never the notebook as it is now: a record
+    without them is refused with a sentence naming what to do."""
+    plan = course_plan.PLAN.read_text(encoding="utf-8")
+    cut = tmp_path / "course.toml"
+    cut.write_text(re.sub(r"\nwords = \d+\n", "\n", plan, count=1), encoding="utf-8")
+    with pytest.raises(ValueError, match="lacks words: record the notebook as it was read"):
+        course_plan.fit_pace(cut)
+    record = course_plan.record_calibration("notebooks/01_order_blindness.ipynb", 60, "a read")
+    entry = tomllib.loads(record)["calibration"][0]
+    feats, run_s = course_plan.read_as(entry)
+    assert feats == course_plan.features(course_plan.ROOT / entry["path"]) and run_s > 0
 
 
 def test_the_fit_refuses_a_plan_with_too_few_estimates(tmp_path):
