@@ -5,12 +5,19 @@ One `make test` runs on two processor code paths, so every checked number is sho
 on both:
 
 * this process and its xdist workers (every test in tests/, the library's numeric tests among
-  them) and the Chinese notebooks' kernels (zh/) take the plain path without SIMD, what an unknown
-  CPU gets (``ATEN_CPU_CAPABILITY=default``, set here before anything imports torch);
-* the English notebooks' kernels take this machine's own path (AVX-512 here, AVX2 on most laptops),
+  them), the Chinese notebooks' kernels (zh/) and the English deep dives' (notebooks/deeper/) take
+  the plain path without SIMD, what an unknown CPU gets (``ATEN_CPU_CAPABILITY=default``, set here
+  before anything imports torch);
+* the other English notebooks' kernels (the cores, exercises and solutions) take this machine's own
+  path (AVX-512 here, AVX2 on most laptops), the path their committed outputs were made on,
 
 and tests/i18n holds the two editions' printed numbers equal digit for digit. A setting the caller
 gives (`make test-portable`) applies to everything instead.
+
+The Chinese deep dives are the English ones' code cell for cell (tools/translate.py) with printed
+numbers held equal to theirs, so a bare `make test` leaves them out (about a minute and a half on 2
+cores): the English deep dives check their numbers on the plain path in their place, and
+`make test-zh-deeper` (or naming the folder: `pytest zh/notebooks/deeper`) runs them.
 """
 
 import json
@@ -34,9 +41,11 @@ for _name, _value in PLAIN_PATH.items():
 
 def kernel_environment(notebook: Path, caller_set=CALLER_SET) -> dict[str, str | None]:
     """The variables this notebook's kernel sees changed from the session's environment: None
-    unsets one (an English notebook's kernel takes this machine's own path)."""
-    chinese = notebook.suffix == ".ipynb" and (ROOT / "zh") in notebook.resolve().parents
-    if chinese or notebook.suffix != ".ipynb":
+    unsets one (an English core's, exercises' or solutions' kernel takes this machine's own
+    path)."""
+    parents = notebook.resolve().parents
+    plain = ROOT / "zh" in parents or ROOT / "notebooks" / "deeper" in parents
+    if plain or notebook.suffix != ".ipynb":
         return {}
     return {name: None for name in PLAIN_PATH if name not in caller_set}
 
@@ -78,3 +87,15 @@ def pytest_collection_modifyitems(session, config, items):
     except (OSError, ValueError):
         return  # no measurements: the collected order
     items.sort(key=lambda item: -seconds.get(item.nodeid.split("::")[0], NEW_FILE_SECONDS))
+
+
+ZH_DEEPER = ROOT / "zh" / "notebooks" / "deeper"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The Chinese deep dives, in a run that did not name them (see the module's docstring)."""
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return None  # paths named on the command line: collected as named
+    if collection_path == ZH_DEEPER or ZH_DEEPER in collection_path.parents:
+        return True
+    return None
