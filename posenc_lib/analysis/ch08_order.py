@@ -165,8 +165,13 @@ def last_token_states(llm, first: str, second: str, suffix: str = SUFFIX) -> dic
 
     Returns {False: LastTokenChange without RoPE, True: with RoPE}; ``gap[1]`` is after layer 0.
     Without RoPE every token is at position 0 (``position_ids`` all zero), so the model's own
-    rotary module turns nothing; the causal mask is unchanged (transformers builds it from the
-    input's length, not from ``position_ids``). One batched pass: 2 sentences x 2 settings.
+    rotary module turns nothing. The causal mask must stay the ordinary one, and that needs the
+    explicit ``attention_mask`` of ones passed here: given neither an ``attention_mask`` nor a
+    cache (``use_cache=False``), transformers 5 reads ``position_ids`` as packed sequences
+    (``masking_utils.find_packed_sequence_indices``: a new sequence wherever a position does not
+    follow its neighbour + 1), so all-zero positions would make every token a sequence of its
+    own that sees only itself. With the mask given, the causal mask comes from the input's length
+    whatever ``use_cache`` says (the tests check both). One batched pass: 2 sentences x 2 settings.
     """
     a, b = character_ids(llm, first + suffix), character_ids(llm, second + suffix)
     token_order(character_ids(llm, first), character_ids(llm, second))  # validates the pair
@@ -174,7 +179,14 @@ def last_token_states(llm, first: str, second: str, suffix: str = SUFFIX) -> dic
     ids = torch.cat([a.ids, b.ids, a.ids, b.ids])  # (4, T): rows 0-1 without RoPE, 2-3 with
     positions = torch.stack([torch.zeros(t, dtype=torch.long)] * 2 + [torch.arange(t)] * 2)
     with torch.inference_mode(), one_thread():
-        out = llm.model(ids, position_ids=positions, output_hidden_states=True, logits_to_keep=1)
+        out = llm.model(
+            ids,
+            attention_mask=torch.ones_like(ids),  # keeps position_ids out of the mask (docstring)
+            position_ids=positions,
+            use_cache=False,
+            output_hidden_states=True,
+            logits_to_keep=1,
+        )
     states = torch.stack([h[:, -1] for h in out.hidden_states], dim=1)  # (4, L + 1, D)
     logits = out.logits[:, -1]  # (4, V): after the suffix token
     return {

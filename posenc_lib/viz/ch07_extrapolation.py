@@ -76,7 +76,10 @@ class ScalingPlot:
         ax_p.set(xlim=(-0.2, 3.2), ylim=(math.log10(2.5), 2), xlabel=_("evaluation length"))
         ax_p.set_xticks([0, 1, 2, 3], labels=["L", "2L", "4L", "8L"])
         ax_p.set_yticks([math.log10(v) for v in (3, 10, 30)], labels=["3", "10", "30"])
-        ax_p.set_title(_("perplexity (mean of seeds)\ngrey: RoPE, --: tuned"), fontsize=points(9))
+        ax_p.set_title(
+            _("perplexity (mean of seeds)\ngrey: plain RoPE; dashed: fine-tuned"),
+            fontsize=points(9),
+        )
         self._method = None
         self.update(view)
 
@@ -141,13 +144,14 @@ def scaling_dashboard(results: dict | None = None) -> Dashboard:
         n_pairs = len(view.wavelengths)
         ratios = view.ratios[view.method]
         text = tr(
-            "<b>{full}</b> of {n_pairs} pairs turn a full circle within L = "
-            "{train_len}. {method}, s = {factor:g}: "
+            "<b>{full}</b> of {n_pairs} pairs turn a full circle within the L - 1 = "
+            "{steps} steps of a training text (L = {train_len}). {method}, s = {factor:g}: "
             "pair 0's frequency &times;<b>{first:.3g}</b>, the last pair's "
             "&times;<b>{last:.3g}</b>",
             full=view.full_turn,
             n_pairs=n_pairs,
             train_len=view.train_len,
+            steps=view.train_len - 1,
             method=labels.get(view.method, view.method),
             factor=view.factor,
             first=float(ratios[0]),

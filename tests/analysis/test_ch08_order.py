@@ -87,6 +87,25 @@ def test_last_token_states_agree_with_one_sentence_at_a_time(llm):
     assert abs(float((alone[1] - alone[0]).abs().max()) - changes[True].logit_gap) < 1e-3
 
 
+def test_rope_off_keeps_the_causal_mask_whatever_use_cache_says(llm):
+    # transformers 5, given no attention_mask and no cache, reads position_ids as packed
+    # sequences: all-zero positions make each token a sequence of its own. last_token_states
+    # passes a mask of ones, so its RoPE-off logits are the ordinary causal model's (built with a
+    # cache here, use_cache=True) and not the packed one's (no mask, use_cache=False).
+    changes = order.last_token_states(llm, "我爱你", "你爱我")
+    ids = [order.character_ids(llm, t + order.SUFFIX).ids for t in ("我爱你", "你爱我")]
+    zeros = [torch.zeros_like(x) for x in ids]
+    with torch.no_grad():
+        causal = [
+            llm.model(x, position_ids=z, use_cache=True).logits[0, -1]
+            for x, z in zip(ids, zeros, strict=True)
+        ]
+        packed = llm.model(ids[0], position_ids=zeros[0], use_cache=False).logits[0, -1]
+    # logits of size about 20 in float32, batched or not: rounding near 1e-5
+    assert abs(float((causal[1] - causal[0]).abs().max()) - changes[False].logit_gap) < 1e-3
+    assert float((packed - causal[0]).abs().max()) > 1.0  # the trap the mask avoids
+
+
 def test_bad_input_is_refused(llm):
     ids = order.character_ids(llm, "我爱你").ids
     with pytest.raises(ValueError, match="True or False"):

@@ -386,6 +386,22 @@ def test_an_offset_of_another_type_is_refused_with_the_conversion(convert):
     assert verdict.status == FAIL and "int" in verdict.message, verdict.message
 
 
+def _none_when_never_below(table, thr):
+    curve = _curve(table)
+    hits = [k for k in range(1, len(curve)) if curve[k] < thr]
+    return hits[0] if hits else None  # forgets the "none drops below" case
+
+
+def test_a_none_where_no_offset_drops_below_is_told_what_that_case_returns():
+    # The cold reader's finding: "did you forget the return?" alone does not say which case.
+    verdict = q4.evaluate(_none_when_never_below)
+    assert verdict.status == FAIL, verdict.message
+    assert "return T, the table's length" in verdict.message, verdict.message
+    # a None on every input is not that case: the generic sentence only
+    verdict = q4.evaluate(lambda table, thr: None)
+    assert "return T" not in verdict.message, verdict.message
+
+
 def test_a_correct_but_slow_answer_is_told_it_does_too_much_work_in_python(monkeypatch):
     monkeypatch.setattr(q4, "timeout", 0.3)
     message = q4.evaluate(_per_pair_loop).message

@@ -369,3 +369,16 @@ def test_c2s_numbers_are_the_librarys():
 
 
 globals().update(concept_tests(QUESTIONS, CONCEPTS, EXERCISE_CONCEPTS, "05_alibi", CONCEPT_WRONG))
+
+
+def test_the_papers_formula_is_named_as_another_rule_not_a_near_miss(capsys):
+    # Cold read 5: the paper's formula for H not a power of two is a different rule, not "Close, but",
+    # and its section 3 is the paper's, not the lecture's.
+    message = q1.check(lambda h: _ladder(h)).message
+    assert "Close, but" not in message and "the paper's section 3" in message
+
+
+def test_concept_feedback_does_not_hand_over_the_right_option():
+    # Cold read 5: c2 (a) quoted the right option's 0.045; c3 (a) stated that B loses five times as much.
+    why = {(q.name, c.key): c.why for q in (c2, c3) for c in q.choices}
+    assert "0.045" not in why[("c2", "a")] and "five times" not in why[("c3", "a")]

@@ -118,8 +118,8 @@ c2 = MultipleChoice(
             "b",
             N_('Only "man": the last word is the only one that sees every word.'),
             why=N_(
-                '"man" keeps its output, but it is not alone: compare the set of words that "the" '
-                "sees before and after the swap (section 6)."
+                '"man" keeps its output, but it is not alone: which other word sees the same set '
+                "of words before and after the swap (section 6)?"
             ),
         ),
         Choice(

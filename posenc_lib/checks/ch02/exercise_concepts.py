@@ -58,9 +58,9 @@ c1 = Numeric(
     unit=N_("tokens"),
     answer_keys=("13 · 8 = 104", "13·8 = 104", "104"),
     why=N_(
-        "The row (t, ..., t) has length t·√D = 8t, which passes 100 first at t = 13 (8·12 = 96 is "
-        "not enough, 8·13 = 104 is). Positions count from 0, so a text whose last token is at "
-        "position 13 has 14 tokens (section 2)."
+        "The row (t, ..., t) has length t·√D = 8t (section 2), which passes 100 first at t = 13 "
+        "(8·12 = 96 is not enough, 8·13 = 104 is). Positions count from 0 (section 1), so a text "
+        "whose last token is at position 13 has 14 tokens."
     ),
     mistakes=(
         Mistake(

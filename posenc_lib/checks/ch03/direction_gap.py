@@ -156,6 +156,13 @@ class DirectionGap(Question):
     hints = (
         N_("G = table @ table.T holds every dot product: G[t, s] = <PE_t, PE_s>."),
         N_(
+            "The check's six tables: a sinusoidal one (a gap at rounding level), one that grows with "
+            "t (T even), a random one with its last row scaled by 4, whose largest gaps use that row "
+            "(t + k = T - 1), the same one upside down (its largest gaps use row 0, t - k = 0), "
+            "another random one, and one with T = 3 (one offset, one position). Your ranges of k "
+            "and t must reach both ends of the table."
+        ),
+        N_(
             "For each k from 1 to (T - 1) // 2, the positions t with both t - k and t + k in the table "
             "are t = k .. T - 1 - k. Compare G[t, t + k] with G[t, t - k] for those t."
         ),

@@ -155,8 +155,8 @@ c3 = MultipleChoice(
     prompt=N_(
         "In a D = 256 table, offsets of 2,000 to 4,000 tokens should get a mean similarity "
         "⟨PE_t, PE_t+k⟩ / (D/2) of at least 0.15, as offsets of a few hundred tokens do at base "
-        "10000 (section 3). Which is the smallest of the bases 1000, 10000, 100000 and 1,000,000 "
-        "that does it?"
+        "10000. The ruler's mean is about 1 − log_base k, less 0.10 to 0.125 (section 3). Which is "
+        "the smallest of the bases 1000, 10000, 100000 and 1,000,000 that does it?"
     ),
     choices=(
         Choice(
@@ -186,12 +186,12 @@ c3 = MultipleChoice(
         Choice(
             "c",
             N_(
-                "100000: the offsets are then about 1/50 to 1/25 of the base, well short of "
-                "base/2.8, where the ruler runs out."
+                "100000: the offsets are then base/50 to base/25, where 1 − log_base k is still "
+                "about 0.3."
             ),
             why=N_(
                 "log_base k is 0.66 to 0.72 for these offsets, so the pair count 1 − log_base k "
-                "gives 0.28 to 0.34, less the 0.11 by which it overestimates: about 0.2. The "
+                "gives 0.28 to 0.34, less the 0.10 to 0.125 by which it overestimates: about 0.2. The "
                 "measured mean at D = 256 is 0.25; base 10000 keeps only 0.07 (section 3)."
             ),
         ),
@@ -204,7 +204,7 @@ c3 = MultipleChoice(
             why=N_(
                 "That asks too much: base 1,000,000 does it (0.38 at D = 256), but so does a "
                 "smaller one. Put these offsets into the pair count, 1 − log_base k less about "
-                "0.11, for each base in turn (section 3)."
+                "0.1, for each base in turn (section 3)."
             ),
         ),
     ),

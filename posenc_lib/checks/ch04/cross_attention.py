@@ -117,7 +117,7 @@ class CrossAttention(Question):
             return None
         args = (dec, enc, w_q, w_k, w_v)
         mistakes = [
-            (_cross(*args, scale="none"), N_("the logits go into the softmax unscaled: re-read the scale in the question's formula (section 8 of the lecture).")),
+            (_cross(*args, scale="none"), N_("the logits go into the softmax unscaled: re-read the scale in the question's formula (chapter 1's attention scales the same way).")),
             (_cross(*args, scale="d_k"), N_("you divided the logits by d_k itself: look again at how the question's formula scales them.")),
             (_cross(*args, scale="sqrt D"), N_("you divided by the square root of the model width D; re-read which size the question's formula divides by.")),
             (_cross(*args, dim=0), N_("your softmax runs over the decoder tokens (axis 0); each decoder token's weights over the encoder tokens must sum to 1: softmax over the last axis.")),

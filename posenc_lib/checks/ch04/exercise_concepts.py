@@ -3,45 +3,29 @@ idea of the lecture on numbers or a case the lecture does not print, where the l
 (``concepts.CONCEPTS``, shown by ``quiz(CONCEPTS)``) asks about the ideas themselves.
 
 - c1 (number): how many (query, key) pairs of a 12-token text read row 0 of Shaw's table, C = 8;
-- c2 (number): from which distance a bidirectional T5 bias with 22 buckets and max_distance 64
-  puts every earlier key in its last bucket (settings no notebook prints);
+- c2 (choice): whether cross-attention's output changes when an encoder whose only position
+  signal is a T5 bias reads its input reversed (the lecture reverses an encoder without positions,
+  or with an added table);
 - c3 (choice): which score term gives two pairs of different words at the same offset one value;
 - c4 (choice): whether a second layer's scores among a moved sentence's words stay, with T5's
   bias in both layers (the lecture measures the first layer only).
 
-The numeric answers and the named mistakes are computed with the library (``shaw_index``,
-``t5_relative_position_bucket`` and the bucket variants of q3's check), not typed in.
+c1's answer and named mistakes are computed with the library (``shaw_index``), not typed in.
 """
 
 from __future__ import annotations
 
-import torch
-
 from posenc_lib.analysis.ch04_relative import offset_matrix, shaw_index
-from posenc_lib.checks.ch04.t5_buckets import _buckets
 from posenc_lib.checks.concepts import Choice, Mistake, MultipleChoice, Numeric
 from posenc_lib.i18n import N_
-from posenc_lib.relative import t5_relative_position_bucket
 
 TOKENS, CLIP = 12, 8  # c1: the text's length and Shaw's clipping distance C
-BUCKETS, REACH = 22, 64  # c2: num_buckets and max_distance of a bidirectional T5 bias
 
 
 def _pairs(rule) -> int:
     """How many (query i, key j) pairs of a TOKENS-token text satisfy ``rule(offsets, rows)``."""
     offsets = offset_matrix(TOKENS)  # (T, T): j - i
     return int(rule(offsets, shaw_index(offsets, CLIP)).sum())
-
-
-def _last_bucket_start(bidirectional: bool = True, **variant) -> int:
-    """The smallest distance of a key before the query that lands in the last bucket: with T5's
-    own buckets, or with one of the usual slips of q3 (``_buckets``' keywords)."""
-    distances = torch.arange(0, 20 * REACH)  # (1000,): keys 0..999 positions before the query
-    if variant or not bidirectional:
-        buckets = _buckets(-distances, bidirectional, BUCKETS, REACH, **variant)
-    else:
-        buckets = t5_relative_position_bucket(-distances, True, BUCKETS, REACH)
-    return int(distances[buckets == buckets.max()].min())
 
 
 c1 = Numeric(
@@ -99,90 +83,71 @@ c1 = Numeric(
     unit=N_("pairs"),
 )
 
-c2 = Numeric(
+c2 = MultipleChoice(
     "c2",
     prompt=N_(
-        "A bidirectional T5 bias (an encoder's) has 22 buckets and max_distance = 64. From which "
-        "distance on do all keys before the query share its last bucket?"
+        "An encoder–decoder's encoder has a T5 bias in its self-attention as its only position "
+        "signal; cross-attention has none. The encoder reads 'dog bites man', then 'man bites dog' "
+        "(the same three word vectors, reversed); the decoder's queries are the same both times. "
+        "Does cross-attention's output for a decoder token change?"
     ),
-    answer=lambda: min(
-        r for r in range(1000) if t5_relative_position_bucket(torch.tensor(-r), True, 22, 64) == 10
+    choices=(
+        Choice(
+            "a",
+            N_(
+                "No: cross-attention has no position signal, and a weighted sum over the "
+                "encoder's outputs does not depend on their order."
+            ),
+            why=N_(
+                "A weighted sum ignores the order of its terms, not the terms themselves. With the "
+                "bias, each encoder output depends on which words sit before and after it; "
+                "reversing changes that, so the outputs are other vectors, not the same ones "
+                "reordered (section 8)."
+            ),
+        ),
+        Choice(
+            "b",
+            N_(
+                "No: the bias reads only the offsets j − i, and the reversed sentence has the same "
+                "offsets, from −2 to 2."
+            ),
+            why=N_(
+                "The offsets are the same, but the word pairs at each offset are not: 'dog' is one "
+                "before 'bites' in one sentence and one after it in the other, and an encoder's "
+                "bias puts offsets −1 and +1 in different buckets (sections 5 and 8)."
+            ),
+        ),
+        Choice(
+            "c",
+            N_(
+                "Yes: the bias makes each encoder output depend on which words sit before and "
+                "after it, and cross-attention reads those outputs."
+            ),
+            why=N_(
+                "Order reaches cross-attention through the encoder's outputs (section 8); a "
+                "relative bias puts it there as an added position table does, and reversing the "
+                "input changes it."
+            ),
+        ),
+        Choice(
+            "d",
+            N_(
+                "Yes: the encoder's T5 bias is also added to cross-attention's logits, at the "
+                "offset between the decoder token and each encoder token."
+            ),
+            why=N_(
+                "T5's cross-attention gets no bias (its code passes zeros, section 8): an offset "
+                "between a decoder token and an encoder token would compare counters of two "
+                "different sequences."
+            ),
+        ),
     ),
-    rel_tol=0.0015,
-    answer_keys=("12.8^(5/6)", "5 · 12.8^(5/6)", "41.8"),
-    why=N_(
-        "11 buckets a side, e = 5 exact ones and n − e = 6 log ones. The last bucket is 10: "
-        "5 + ⌊log(r/5) / log(64/5) · 6⌋ ≥ 10 needs r ≥ 5 · 12.8^(5/6) ≈ 41.8, so the last bucket "
-        "starts at the whole distance 42, well before max_distance (section 5)."
-    ),
+    answer="c",
     hint=N_(
-        "Work on one side: 11 buckets, of which e = 5 are exact. Write the log formula for a "
-        "distance r, ask when its floor first reaches the last bucket, 10, and solve for r."
+        "Cross-attention's output is a weighted sum over the encoder's outputs: ask whether "
+        "reversing the input only reorders those outputs, or changes them."
     ),
-    mistakes=(
-        Mistake(
-            _last_bucket_start(times_exact=True),
-            N_(
-                "64 is max_distance, where the formula would pass the last bucket (or what you get "
-                "when the log buckets are scaled by e instead of n − e): the floor reaches the last "
-                "bucket earlier (section 5)."
-            ),
-        ),
-        Mistake(
-            _last_bucket_start(bidirectional=False),
-            N_(
-                "that is where a causal bias with 22 buckets (all on one side) starts its last "
-                "bucket; a bidirectional one has half the buckets a side (section 5)."
-            ),
-        ),
-        Mistake(
-            _last_bucket_start(rounding="round"),
-            N_(
-                "you rounded the log bucket to the nearest whole number; T5 takes its floor "
-                "(section 5)."
-            ),
-        ),
-        Mistake(
-            _last_bucket_start(denominator="log"),
-            N_(
-                "you divided log(r/e) by log(max_distance); the formula divides by "
-                "log(max_distance / e) (section 5)."
-            ),
-        ),
-        Mistake(
-            _last_bucket_start() - 1,
-            N_(
-                "one too few: that distance still lands in the bucket before the last. Solve the "
-                "inequality, then take the first whole distance that satisfies it (section 5)."
-            ),
-        ),
-        Mistake(
-            5 * (REACH / 5) ** (5 / 6),
-            N_(
-                "that is the bound the inequality gives, not a distance: distances are whole "
-                "numbers, and the floor reaches the last bucket at the first one past it (section 5)."
-            ),
-        ),
-        Mistake(
-            5,
-            N_(
-                "5 is e, where the exact buckets end and the log buckets begin; those widen up to "
-                "the last bucket (section 5)."
-            ),
-        ),
-        Mistake(
-            11,
-            N_("11 is the number of buckets on each side, not a distance (section 5)."),
-        ),
-        Mistake(
-            10,
-            N_(
-                "10 is the last bucket's number; the question asks from which distance (section 5)."
-            ),
-        ),
-    ),
-    section=N_("section 5 of this chapter (T5: one number per bucket)"),
-    unit=N_("positions"),
+    section=N_("section 8 of this chapter (does cross-attention need positions?)"),
 )
 
 c3 = MultipleChoice(

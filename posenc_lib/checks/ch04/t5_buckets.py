@@ -133,7 +133,7 @@ class T5Bucket(Question):
             return None
         variant = {
             "flip": N_(
-                "the offset is key - query (j - i) and you used query - key: keys after the query are the future."
+                "the offset is key - query (j - i) and you used query - key, so keys before and after the query trade buckets: re-read the sign of the offset in the question."
             ),
             "swapped": (
                 N_(

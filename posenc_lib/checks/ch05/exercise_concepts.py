@@ -117,8 +117,7 @@ c2 = MultipleChoice(
             ),
             why=N_(
                 "The window marks a factor 10 in weight; the question asks for a factor 100, which "
-                "a head reaches at ln(100)/m, twice its window. Head 5 (m = 1/32) gives the far "
-                "key e^(−99/32) ≈ 0.045 of the near key's weight (section 3)."
+                "a head reaches only at ln(100)/m, twice its window (section 3)."
             ),
         ),
         Choice(
@@ -182,8 +181,8 @@ c3 = MultipleChoice(
                 "the scores."
             ),
             why=N_(
-                "That is the order without ALiBi. The bias takes m·d from each score, and B, five "
-                "times further back than A, loses five times as much (section 1)."
+                "That is the order without ALiBi. The bias takes m·d from each score, and the two "
+                "keys stand at different distances d (section 1)."
             ),
         ),
         Choice(

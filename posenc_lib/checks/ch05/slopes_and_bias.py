@@ -111,11 +111,17 @@ class Slopes(Question):
                 return _(
                     "Your slopes are right but rounded: they hold too few digits, as float16 (about 3 significant digits) or bfloat16 (about 2) do. Use float32 or float64."
                 )
+        if low != n and close(
+            got, torch.as_tensor(_ladder(n), dtype=torch.float64), rtol=1e-5, atol=0
+        ):
+            return tr(
+                "These are the slopes of the paper's formula (the paper's section 3: the geometric sequence starting at 2 ** (-8 / {n})), another rule than this question's: for H = {n}, which is not a power of two, the authors' code (and BLOOM's), which this question follows, does not use it. Re-read the question's rule for a head count that is not a power of two.",
+                n=n,
+            )
         extras = _ladder(2 * low)[0::2][: n - low]
         mistakes = [
             (want.flip(0), N_("your slopes run from the gentlest to the steepest; head 1 has the steepest slope, 2 ** (-8 / H).")),
             (_ladder(n // 2) + _ladder(n)[0::2][: n - n // 2] if low == n > 1 else [], tr("{n} is a power of two, so the largest power of two <= H is H itself: the slopes are the ladder 2 ** (-8 h / {n}), with no extra heads.", n=n)),
-            (_ladder(n), tr("for H = {n}, which is not a power of two, the paper's formula (section 3: the geometric sequence starting at 2 ** (-8 / {n})) gives these; the authors' code (and BLOOM's), which this question follows, does not: re-read the question's rule for a head count that is not a power of two.", n=n, low=low, rest=n - low, double=2 * low)),
             (_ladder(above)[:n], tr("you cut the ladder of {above} heads down to {n}; the first heads keep a shorter ladder: re-read the question's rule for a head count that is not a power of two.", above=above, n=n, low=low, double=2 * low)),
             ([1.0] if n == 1 else [], N_("for a single head (H = 1) the ladder is 2 ** (-8 h / H) with h = 1: one slope, 2 ** -8, not 1.")),
             ([2.0 ** (-8.0 * h / n) for h in range(n)], N_("your first slope is 1 because h starts at 0; h counts from 1, so head 1's slope is 2 ** (-8 / H).")),

@@ -92,9 +92,9 @@ c2 = MultipleChoice(
                 "The query, the key and the value, each by its own position; the score depends on m − n."
             ),
             why=N_(
-                "Values are not turned: turned values carry their absolute angle into the output, "
-                "which then moves by 0.813 (RMS 0.289) when the whole text shifts by one position "
-                "(the deep dive RoPE, checked: why not the values)."
+                "Values are not turned: a turned value carries the angle of its own position n into "
+                "the output, with no R_m to cancel it, so the output would change when the whole "
+                "text shifts (the deep dive RoPE, checked, measures it)."
             ),
         ),
         Choice(

@@ -56,7 +56,7 @@ c1 = MultipleChoice(
             ),
             why=N_(
                 "Training windows hold positions 0 to 63, so no gradient ever reached rows 64 to "
-                "127: they are still what they were initialised to, not what training tuned. Like "
+                "127: training never tuned them (weight decay only shrank their initial values). Like "
                 "the sinusoidal model past position 63, the model meets a vector it never learned "
                 "to read (section 3a; the summary: a parameter a long text reaches must be trained)."
             ),

@@ -1,14 +1,15 @@
 """Chapter 8's concept questions (1 point each), answered in the exercises notebook:
 
-- c1 (number): the wavelength of SmolLM2's slowest rotary pair, from its config (head_dim 64,
-  rope_theta 100000) through ``ch08_config.rope_from_config``;
+- c1 (number): the wavelength of the slowest rotary pair of a config the lecture's table does not
+  hold (head_dim 64, rope_theta 10000), through ``ch08_config.rope_from_config``;
 - c2 (choice): why a KV-cache loop must pass each new token's true position (cached keys are
   rotated once);
 - c3 (number): the first position id bfloat16 cannot store, from ``ch08_precision``;
 - c4 (choice): why leaving the fast pairs alone (YaRN) reads past the trained length better than
   squeezing every pair (PI).
 
-Every number in a statement is one chapter 8 prints. The numeric answers are computed with the
+Every number in a statement is one chapter 8 prints, but c1's config, whose answer the learner
+works out. The numeric answers are computed with the
 library from the published config (``ch08_config.PUBLISHED_ROPE``), never by loading the model:
 a question costs nothing at import.
 """
@@ -27,40 +28,50 @@ from posenc_lib.i18n import N_
 # SmolLM2-135M's config.json (head_dim 64, rope_theta 100000, 8,192 positions), as published.
 SMOLLM2 = next(entry.config for entry in PUBLISHED_ROPE if entry.model == "SmolLM2-135M")
 
+# A config the lecture's table does not hold: RoFormer's base with SmolLM2's head size.
+ROFORMER_BASE_D64 = {**SMOLLM2, "rope_theta": 10000.0}
+
+
+def _slowest(config) -> float:
+    """The slowest pair's wavelength 2π / θ_last of ``config``, in positions."""
+    return 2 * math.pi / float(rope_from_config(config, dtype=torch.float64)[0][-1])
+
+
 c1 = Numeric(
     "c1",
     prompt=N_(
-        "SmolLM2-135M's config gives head_dim 64 and rope_theta 100000. Roughly how many "
-        "positions does its slowest rotary pair take to turn once?"
+        "A config gives head_dim 64 and rope_theta 10000 (SmolLM2's head size with Llama 2's "
+        "base). Roughly how many positions does its slowest rotary pair take to turn once?"
     ),
-    answer=lambda: 2 * math.pi / float(rope_from_config(SMOLLM2, dtype=torch.float64)[0][-1]),
+    answer=lambda: _slowest(ROFORMER_BASE_D64),
     rel_tol=0.05,
     unit=N_("positions"),
     why=N_(
-        "2π · 100000^(62/64) ≈ 438,000: the slowest pair, i = 31, turns θ_31 = base^(−62/64) "
-        "radians per position, so it needs 2π / θ_31 positions for a turn, far more than the 8,192 "
-        "trained (section 1's table; chapter 6, section 7)."
+        "2π · 10000^(62/64) ≈ 47,000: the slowest pair, i = 31, turns θ_31 = base^(−62/64) "
+        "radians per position, so it needs 2π / θ_31 positions for a turn (chapter 6, section 7). "
+        "Llama 2's row in section 1's table says 54,410 because its head_dim is 128: the exponent "
+        "is (D − 2)/D."
     ),
     mistakes=(
         Mistake(
-            2 * math.pi * 100000,
+            2 * math.pi * 10000,
             N_(
-                "2π · base ≈ 628,000 is a common tutorial's wavelength of a pair turning 1/base per "
+                "2π · base ≈ 62,800 is a common tutorial's wavelength of a pair turning 1/base per "
                 "position; RoPE's slowest pair turns a little faster than that (chapter 6, section 7)."
             ),
         ),
         Mistake(
-            100000.0,
+            _slowest(PUBLISHED_ROPE[0].config),
             N_(
-                "100,000 is the base itself, not a wavelength: work out how far the slowest pair "
-                "turns per position (section 1)."
+                "54,410 is Llama 2's row in section 1's table: the same base, but head_dim 128. The "
+                "slowest pair's exponent depends on the head_dim (section 1)."
             ),
         ),
         Mistake(
-            8192.0,
+            10000.0,
             N_(
-                "8,192 is the trained context (max_position_embeddings), not a wavelength: the slowest "
-                "pair turns far less than once within it (section 1's table)."
+                "10,000 is the base itself, not a wavelength: work out how far the slowest pair "
+                "turns per position (section 1)."
             ),
         ),
         Mistake(
@@ -71,7 +82,7 @@ c1 = Numeric(
             ),
         ),
     ),
-    answer_keys=("100000^(62/64)", "base^(−62/64)", "base^(−(D−2)/D)"),
+    answer_keys=("10000^(62/64)", "base^(−62/64)", "base^(−(D−2)/D)"),
     section=N_("section 1 of this chapter"),
 )
 

@@ -244,11 +244,12 @@ def _turns(pair: int) -> float:
 c4 = Numeric(
     "c4",
     prompt=N_(
-        "SmolLM2 (head_dim 64, base 100000, L = 8,192) is run on 16,384 tokens with YaRN, "
+        "(Chapter 7 review.) SmolLM2 (head_dim 64, base 100000, L = 8,192) is run on 16,384 "
+        "tokens with YaRN, "
         "s = 2, beta_fast 32 and beta_slow 1, as transformers runs it: its ramp (1 = pair kept, "
         "0 = pair divided by s) is linear in the pair index, 1 up to pair floor(i(32)) = 10 and "
         "0 from pair ceil(i(1)) = 20 on (i(β): the real pair index that turns β times over L). "
-        "Pair 15 turns about 5.9 times over L. By what factor does YaRN multiply its frequency "
+        "By what factor does YaRN multiply its frequency "
         "θ_15 (1 = kept, 0.5 = halved)?"
     ),
     answer=lambda: _yarn_factor(15),  # ramp 0.5: 0.5 + 0.5 / 2
