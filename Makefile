@@ -128,10 +128,7 @@ hub-remove-learners: setup
 # Every core at work (pytest-xdist); each file's tests stay in one worker, in order, which nbval
 # needs (a notebook's cells run in one kernel, top to bottom).
 # Whole files to each worker (a file's fixtures are built once), longest files first (conftest.py).
-# One worker more than the cores: with one a core, the CPUs were busy 72 % of a run on 2 cores (the
-# tests wait on kernels, browsers and the grader's sandboxes); `make test TEST_WORKERS=2` to change.
-TEST_WORKERS ?= $(shell python3 -c 'import os; print((os.cpu_count() or 1) + 1)' 2>/dev/null || echo auto)
-PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+PARALLEL := -n auto --dist loadfile --no-loadscope-reorder
 
 test: setup lint $(HUB_PROXY_IF_NPM)
 	@echo "==> pytest: library tests, then every notebook under nbval"

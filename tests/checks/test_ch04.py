@@ -168,7 +168,7 @@ WRONG = {
         (lambda r, b, n, m: _buckets(r, b, n, m, cap=False), "ran past the last bucket"),
         (lambda r, b, n, m: _buckets(r, b, n, m, rnd=True), "you rounded"),
         (lambda r, b, n, m: _buckets(r, b, n, m, log_max=True), "divides by log(max_distance)"),
-        (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "scaled by exact, the number of exact buckets"),
+        (lambda r, b, n, m: _buckets(r, b, n, m, times_exact=True), "scaled by e = n // 2, the number of exact buckets"),
         (lambda r, b, n, m: _buckets(r, b, n, m, causal_abs=True), "has distance 0, bucket 0"),
         (lambda r, b, n, m: _buckets(r, b, n, m, as_float=True), "tensor of integers"),
         (lambda r, b, n, m: _buckets(r, b, n, m) > 3, "True/False"),
@@ -299,13 +299,13 @@ def test_an_odd_number_of_buckets_per_direction_is_public_and_hidden(capsys):
         return _buckets(r, b, n, m, times_exact=True)
 
     assert any(b and (n // 2) % 2 for _, b, n, _ in (c.args for c in q3.cases(0)))
-    assert "scaled by exact, the number of exact buckets" in q3.check(times_exact).message
+    assert "scaled by e = n // 2, the number of exact buckets" in q3.check(times_exact).message
     for seed in (1, 2, 3, 4, 5):
         cases = q3.cases(seed)
         verdict = q3.judge(cases, q3.run(times_exact, cases))
         assert (
             verdict.status == FAIL
-            and "scaled by exact, the number of exact buckets" in verdict.message
+            and "scaled by e = n // 2, the number of exact buckets" in verdict.message
         ), seed
 
 

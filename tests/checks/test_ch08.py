@@ -329,7 +329,7 @@ WRONG = {
         (lambda c, n: _rope(c, n, swap=True), "you swapped the ramp's two ends"),
         (lambda c, n: _rope(c, n, paper=True), "linear in the number of turns"),
         (lambda c, n: _rope(c, n, no_max=True), "your stretch falls below 1"),
-        (_rope_without_old_type, "you ignored the 'linear' scaling"),
+        (_rope_without_old_type, "you ignored the 'linear' scaling: the config's rope dict changes the frequencies; this one is under rope_scaling, with its type under the key 'type'"),
         (_rope_top_level_base, "you used base 10000"),
         (_rope_with_defaults_filled, "`config = copy.deepcopy(config)`"),
         (_rope_transformers_scaled, "`transformers.modeling_rope_utils._compute_linear_scaling_rope_parameters` is switched off"),

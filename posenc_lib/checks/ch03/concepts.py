@@ -152,13 +152,13 @@ c3 = MultipleChoice(
             "a",
             N_(
                 "Reach: ⟨PE_t, PE_t+k⟩ keeps falling with log k, so the raw dot product tells "
-                "offsets apart up to about half the base."
+                "offsets apart up to a fraction of the base (about a third of it for 10000)."
             ),
             why=(
                 N_(
                     "That is what the chapter measures: each decade of offsets is less similar than "
-                    "the last, and the mean first drops below 0.03 near base/2 (at about 3,600 = "
-                    "base/2.8 for base 10000, D = 64). The paper gives no reason for 10000; "
+                    "the last, and the mean first drops below 0.03 at base/1.7 to base/2.8 (at about "
+                    "3,600 = base/2.8 for base 10000, D = 64). The paper gives no reason for 10000; "
                     "that this reach is what the base is for is our reading (section 3 of this "
                     "chapter)."
                 )

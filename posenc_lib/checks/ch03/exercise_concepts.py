@@ -185,10 +185,7 @@ c3 = MultipleChoice(
         ),
         Choice(
             "c",
-            N_(
-                "100000: the offsets are then base/50 to base/25, where 1 − log_base k is still "
-                "about 0.3."
-            ),
+            N_("100000: the offsets are then base/50 to base/25."),
             why=N_(
                 "log_base k is 0.66 to 0.72 for these offsets, so the pair count 1 − log_base k "
                 "gives 0.28 to 0.34, less the 0.10 to 0.125 by which it overestimates: about 0.2. The "

@@ -215,7 +215,8 @@ c4 = MultipleChoice(
             why=N_(
                 "The scores stay, to rounding; the weights do not: the softmax also sees the "
                 "context's tokens, which differ at each shift, so the weights among the "
-                "sentence's words change by up to 0.15 (section 7 of this chapter)."
+                "sentence's words change by up to 0.15 (deep dive 'A bias past the training "
+                "length', section 2)."
             ),
         ),
         Choice(
@@ -227,7 +228,8 @@ c4 = MultipleChoice(
             why=N_(
                 "That is translation invariance of the scores, not of the weights: over 58 shifts "
                 "the scores change by below 1e-10, the weights by up to 0.15, since the "
-                "neighbours differ at each shift (section 7 of this chapter)."
+                "neighbours differ at each shift (section 7; the 0.15 is from the deep dive 'A "
+                "bias past the training length', section 2)."
             ),
         ),
         Choice(

@@ -163,7 +163,7 @@ c3 = MultipleChoice(
             N_("Shaw's q_i · a_clip(j−i), since both pairs read the same row a_−1."),
             why=N_(
                 "The row is the same, but q_i is the query word's vector: 'cat' and 'on' give "
-                "different q_i, so one row scores differently (section 3; section 2's table)."
+                "different q_i, so one row scores differently (section 3; the table after section 6)."
             ),
         ),
         Choice(
@@ -179,7 +179,7 @@ c3 = MultipleChoice(
             N_("T5's b_h[bucket(j − i)], read from a table by the offset alone."),
             why=N_(
                 "b_h is a table of numbers, one per bucket and head, read by the offset alone: both "
-                "pairs get b_h[bucket(−1)], whatever the words (section 5; section 2's table)."
+                "pairs get b_h[bucket(−1)], whatever the words (section 5; the table after section 6)."
             ),
         ),
         Choice(

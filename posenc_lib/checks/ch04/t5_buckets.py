@@ -158,13 +158,13 @@ class T5Bucket(Question):
             ),
             "round": N_("T5 truncates the log bucket (int(), .long(), floor); you rounded it."),
             "denominator": N_(
-                "your log bucket divides by log(max_distance); re-read what the question's formula divides log(r / exact) by."
+                "your log bucket divides by log(max_distance); re-read what the question's formula divides log(r / e) by."
             ),
             "times_exact": N_(
-                "your log buckets are scaled by exact, the number of exact buckets; a direction of n buckets has more log buckets than that when n is odd: re-read the last line of the question."
+                "your log buckets are scaled by e = n // 2, the number of exact buckets; a direction of n buckets has more log buckets than that when n is odd: re-read the last line of the question."
             ),
             "causal_abs": N_(
-                "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|. The causal distance is max(i - j, 0)."
+                "causal: a key after the query (offset j - i > 0) has distance 0, bucket 0; you gave it the distance |j - i|: re-read the question's causal distance."
             ),
         }
         candidates = [

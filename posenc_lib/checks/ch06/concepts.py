@@ -213,8 +213,9 @@ c4 = MultipleChoice(
         Choice(
             "b",
             N_(
-                "So that the slowest pair turns less than once over the context: for D = 128, base ≥ "
-                "context / 5.5, a heuristic floor, not a proven requirement or a recipe."
+                "So that the slowest pair turns less than once over the context: for D = 128 and "
+                "32,768 tokens, base ≥ context / 5.5, a heuristic floor, not a proven requirement or a "
+                "recipe."
             ),
             why=N_(
                 "Its wavelength is 2π·base^((D−2)/D); past one turn that pair cannot tell near from far "

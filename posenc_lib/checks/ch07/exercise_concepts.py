@@ -52,13 +52,13 @@ c1 = MultipleChoice(
             "b",
             N_(
                 "Row 100, which no training window ever reached: the loss never changed it, so "
-                "the model meets a vector training never tuned it for, and its loss rises."
+                "the model meets a vector training never tuned it for, and its loss should rise."
             ),
             why=N_(
                 "Training windows hold positions 0 to 63, so no gradient ever reached rows 64 to "
-                "127: training never tuned them (weight decay only shrank their initial values). Like "
-                "the sinusoidal model past position 63, the model meets a vector it never learned "
-                "to read (section 3a; the summary: a parameter a long text reaches must be trained)."
+                "127 (weight decay only shrank their initial values). Like the sinusoidal model past "
+                "position 63, it meets a vector it never learned to read; the rise is expected, not "
+                "measured (section 3a; summary: a parameter a long text reaches must be trained)."
             ),
         ),
         Choice(
@@ -115,8 +115,8 @@ c2 = MultipleChoice(
             ),
             why=N_(
                 "θ'_i/θ_i = (base'/base)^(−2i/D): 1 for pair 0, 1/16 for pair 31 (the base is chosen "
-                "for that), about 1/4.2 for pair 16 halfway. The fast pairs, which turned full circles in training, stay as trained; "
-                "the slow ones, which meet new angles past L, are slowed most (sections 3c and 4)."
+                "for that), about 1/4.2 for pair 16 halfway. Only pair 0 stays as trained (pair 4 is already at 0.70); "
+                "the slow pairs, which meet new angles past L, are slowed most (sections 3c and 4)."
             ),
         ),
         Choice(
@@ -125,8 +125,8 @@ c2 = MultipleChoice(
                 "The fastest pairs are divided most: they turn most, so they leave the trained angles first."
             ),
             why=N_(
-                "Reversed: a pair that turns a full circle within L has shown every angle it can "
-                "show; the slow pairs meet new angles past L, and NTK-aware scaling divides them "
+                "Reversed: a pair that turns a full circle within L has already been all round its "
+                "circle; the slow pairs meet new angles past L, and NTK-aware scaling divides them "
                 "most (section 3c)."
             ),
         ),

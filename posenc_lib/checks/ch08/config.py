@@ -324,8 +324,10 @@ class RopeFromConfig(Question):
             if freq.numel() > 1 and bool(freq[-1] > freq[0]):
                 return _("Close, but your frequencies grow with the pair index: theta_i = base ** (-2i / D), with a minus (or 1 / base ** (2i / D)), so that the last pairs turn slowest.")  # fmt: skip
             factor = float(rope.get("factor", 1.0))
+            where = "rope_parameters" if "rope_parameters" in config else "rope_scaling"
+            type_key = "rope_type" if "rope_type" in (config.get(where) or {}) else "type"
             mistakes = [
-                (dict(scaling=None), tr("you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies.", rope_type=rope_type)),
+                (dict(scaling=None), tr("you ignored the {rope_type!r} scaling: the config's rope dict changes the frequencies; this one is under {where}, with its type under the key {type_key!r}.", rope_type=rope_type, where=where, type_key=type_key)),
                 (dict(base=10000.0), tr("you used base 10000; this config's rope_theta is {base:g} (inside rope_parameters, or at the top level beside rope_scaling).", base=base)),
                 (dict(scaling={"rope_type": "linear", "factor": factor}), tr("you divided every frequency by the factor, as PI does; {rope_type!r} scaling is not that (see chapter 7).", rope_type=rope_type)),
                 (dict(scaling={"rope_type": "ntk", "factor": factor}), N_("you raised the base with the factor itself (static NTK); dynamic NTK raises it with a stretch that depends on seq_len: re-read the question's dynamic rule (chapter 7, section 4).")),
