@@ -122,6 +122,11 @@ class Question:
         """A judgement across cases (e.g. "the same for two inputs"); None when all is well."""
         return None
 
+    def none_note(self, case: Case) -> str:
+        """A sentence added when the answer returned None for ``case``: what is special about that
+        input (a branch the learner may have left without a ``return``); "" for most questions."""
+        return ""
+
     # Running and judging.
     def run(self, fn, cases: list[Case]) -> list[Outcome]:
         """Call ``fn`` on each case, stopping at the first call that did not return a value."""
@@ -169,7 +174,7 @@ class Question:
                     "`{function}` returned None {where}: did you forget the `return`?",
                     function=self.function,
                     where=where,
-                )
+                ) + self.none_note(case)
             problem = type_problem(outcome.value, self.returns, self.function)
             if problem:
                 return FAIL, with_input(problem, case)

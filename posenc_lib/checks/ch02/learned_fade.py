@@ -12,7 +12,6 @@ from posenc_lib.checks.answers import INT, as_int
 from posenc_lib.checks.ch02.setting import NOTEBOOK
 from posenc_lib.checks.diagnosis import CLOSE_BUT
 from posenc_lib.checks.question import Case, Question
-from posenc_lib.checks.verdicts import FAIL
 from posenc_lib.i18n import N_, _, get_language, tr
 
 # -- q4: where does a learned table's similarity fade? ------------------------------------------------
@@ -342,20 +341,15 @@ class FirstOffsetBelow(Question):
             if 3 <= right < smooth[0] // 3 and _told_apart([first], known):
                 return [first, *others]
 
-    def _judge(self, cases, outcomes):
-        status, message = super()._judge(cases, outcomes)
-        # A None where no offset drops below: the function likely has no return for that branch.
-        first_none = next(
-            (i for i, o in enumerate(outcomes) if o.kind == "returned" and o.value is None), None
+    def none_note(self, case):
+        # A None where no offset drops below: likely no `return` in that branch of the function.
+        right, _mistakes = _case_answers(*case.args)
+        if right != case.args[0].shape[0]:
+            return ""
+        return _(
+            " (No offset of this table drops below the threshold: the question asks you "
+            "to return T, the table's length, in that case.)"
         )
-        if status == FAIL and first_none is not None:
-            right, _mistakes = _case_answers(*cases[first_none].args)
-            if right == cases[first_none].args[0].shape[0]:
-                message += _(
-                    " (No offset of this table drops below the threshold: the question asks you "
-                    "to return T, the table's length, in that case.)"
-                )
-        return status, message
 
     def diagnose(self, case, value):
         table, _threshold = case.args
