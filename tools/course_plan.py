@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import nbformat
@@ -160,7 +160,8 @@ class Fit:
     estimates: int
 
 
-RECORDED = ("words", "code_lines", "figures", "coding_questions", "concept_questions", "run_s")
+# A calibration record's counts: every field the model reads of a notebook, then its run time.
+RECORDED = (*(f.name for f in fields(Features)), "run_s")
 
 
 def read_as(record: dict) -> tuple[Features, float]:
@@ -189,7 +190,7 @@ def record_calibration(path: str, minutes: float, read: str, plan: Path = PLAN,
     return "[[calibration]]\n" + "\n".join(lines) + "\n"
 
 
-def fit_pace(path: Path = PLAN, root: Path = ROOT) -> Fit:
+def fit_pace(path: Path = PLAN) -> Fit:
     """Least squares over the recorded estimates, with two unknowns: the reading speed (a code line
     read in the time of ``words_per_code_line`` words: the ratio an earlier fit found) and the
     minutes a coding question takes; a figure's seconds, a concept question's minute and the
